@@ -1,0 +1,10 @@
+//! Trials: states, stored snapshots and the define-by-run handle.
+
+mod frozen;
+mod state;
+#[allow(clippy::module_inception)]
+mod trial;
+
+pub use frozen::{FrozenTrial, Param};
+pub use state::{StudyDirection, TrialState};
+pub use trial::{Trial, TrialPruned};

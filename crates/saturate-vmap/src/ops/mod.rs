@@ -1,0 +1,9 @@
+//! The batching rules of [`Vmap`](crate::Vmap), one file per burn ops trait.
+
+mod activation;
+mod bool;
+mod float;
+mod int;
+mod module;
+mod qtensor;
+mod transaction;

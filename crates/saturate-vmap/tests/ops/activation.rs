@@ -1,0 +1,1 @@
+use crate::harness::{Tol, Val};

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Creates the Python virtual environments used by saturate-study's interop tests and
+# benchmarks: one per Optuna version, under target/venv/ (git-ignored). Idempotent: an
+# environment whose optuna already imports at the right version is left alone.
+#
+# usage: scripts/setup-python.sh            # optuna 4.9.0 and 5.0.0
+#        OPTUNA_VERSIONS="4.9.0" scripts/setup-python.sh
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="${PYTHON:-python3}"
+versions="${OPTUNA_VERSIONS:-4.9.0 5.0.0}"
+
+for version in $versions; do
+    venv="$root/target/venv/optuna-$version"
+    if [ -x "$venv/bin/python" ] &&
+        [ "$("$venv/bin/python" -c 'import optuna; print(optuna.__version__)' 2>/dev/null)" = "$version" ]; then
+        echo "optuna $version: $venv (already set up)"
+        continue
+    fi
+    echo "optuna $version: creating $venv"
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet "optuna==$version"
+    "$venv/bin/python" -c 'import optuna; print("optuna", optuna.__version__, "ready")'
+done

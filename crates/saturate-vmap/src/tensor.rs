@@ -142,6 +142,10 @@ pub(crate) trait Kind<B: Backend> {
     type P: TensorMetadata;
     fn reshape(tensor: Self::P, shape: Shape) -> Self::P;
     fn expand(tensor: Self::P, shape: Shape) -> Self::P;
+    fn select(tensor: Self::P, dim: usize, indices: B::IntTensorPrimitive) -> Self::P;
+    fn cat(tensors: Vec<Self::P>, dim: usize) -> Self::P;
+    fn repeat_dim(tensor: Self::P, dim: usize, times: usize) -> Self::P;
+    fn device(tensor: &Self::P) -> B::Device;
 }
 
 /// Marker for float primitives.
@@ -159,6 +163,18 @@ impl<B: Backend> Kind<B> for FloatKind {
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::float_expand(tensor, shape)
     }
+    fn select(tensor: Self::P, dim: usize, indices: B::IntTensorPrimitive) -> Self::P {
+        B::float_select(tensor, dim, indices)
+    }
+    fn cat(tensors: Vec<Self::P>, dim: usize) -> Self::P {
+        B::float_cat(tensors, dim)
+    }
+    fn repeat_dim(tensor: Self::P, dim: usize, times: usize) -> Self::P {
+        B::float_repeat_dim(tensor, dim, times)
+    }
+    fn device(tensor: &Self::P) -> B::Device {
+        B::float_device(tensor)
+    }
 }
 
 impl<B: Backend> Kind<B> for IntKind {
@@ -169,6 +185,18 @@ impl<B: Backend> Kind<B> for IntKind {
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::int_expand(tensor, shape)
     }
+    fn select(tensor: Self::P, dim: usize, indices: B::IntTensorPrimitive) -> Self::P {
+        B::int_select(tensor, dim, indices)
+    }
+    fn cat(tensors: Vec<Self::P>, dim: usize) -> Self::P {
+        B::int_cat(tensors, dim)
+    }
+    fn repeat_dim(tensor: Self::P, dim: usize, times: usize) -> Self::P {
+        B::int_repeat_dim(tensor, dim, times)
+    }
+    fn device(tensor: &Self::P) -> B::Device {
+        B::int_device(tensor)
+    }
 }
 
 impl<B: Backend> Kind<B> for BoolKind {
@@ -178,6 +206,18 @@ impl<B: Backend> Kind<B> for BoolKind {
     }
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::bool_expand(tensor, shape)
+    }
+    fn select(tensor: Self::P, dim: usize, indices: B::IntTensorPrimitive) -> Self::P {
+        B::bool_select(tensor, dim, indices)
+    }
+    fn cat(tensors: Vec<Self::P>, dim: usize) -> Self::P {
+        B::bool_cat(tensors, dim)
+    }
+    fn repeat_dim(tensor: Self::P, dim: usize, times: usize) -> Self::P {
+        B::bool_repeat_dim(tensor, dim, times)
+    }
+    fn device(tensor: &Self::P) -> B::Device {
+        B::bool_device(tensor)
     }
 }
 
@@ -211,10 +251,18 @@ pub(crate) fn materialize<B: Backend, K: Kind<B>>(tensor: VmapTensor<K::P>) -> K
     } else {
         let mut shape = tensor.inner.shape();
         shape.insert(0, tensor.members);
+        K::expand(front::<B, K>(tensor), shape)
+    }
+}
+
+/// Like [`materialize`], but always a copy with its own storage (for parameters, which are
+/// updated member by member).
+pub(crate) fn materialize_copy<B: Backend, K: Kind<B>>(tensor: VmapTensor<K::P>) -> K::P {
+    if tensor.batched {
+        tensor.inner
+    } else {
         let members = tensor.members;
-        let front = front::<B, K>(tensor);
-        let _ = members;
-        K::expand(front, shape)
+        K::repeat_dim(front::<B, K>(tensor), 0, members)
     }
 }
 

@@ -1,0 +1,78 @@
+//! Dropout whose probability is one value per member.
+
+use burn::module::{Module, RunningState};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Distribution, Tensor};
+
+use crate::error::VmapError;
+use crate::member::per_member;
+use crate::vmap_backend::VmapBackend;
+
+/// Configuration of a [`Dropout`] layer with one probability per member.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DropoutConfig {
+    /// The probability of zeroing an element, one per member, each in `[0, 1)`.
+    pub probs: Vec<f64>,
+}
+
+impl DropoutConfig {
+    /// A configuration with probability `probs[k]` for member k.
+    pub fn new(probs: Vec<f64>) -> Self {
+        Self { probs }
+    }
+
+    /// Builds the layer on a group device.
+    ///
+    /// # Errors
+    /// [`VmapError::MemberCountMismatch`] if there is not one probability per member;
+    /// [`VmapError::InvalidValue`] for a probability outside `[0, 1)`.
+    pub fn init<B: VmapBackend>(&self, device: &B::Device) -> Result<Dropout<B>, VmapError> {
+        for (member, &p) in self.probs.iter().enumerate() {
+            if !(0.0..1.0).contains(&p) {
+                return Err(VmapError::InvalidValue {
+                    what: "dropout probability".into(),
+                    member,
+                    value: p,
+                    reason: "must be in [0, 1)".into(),
+                });
+            }
+        }
+        let probs = per_member::<B>(&self.probs, device)?;
+        Ok(Dropout {
+            probs: RunningState::new(probs),
+        })
+    }
+}
+
+/// Dropout (Srivastava et al., "Dropout: A Simple Way to Prevent Neural Networks from
+/// Overfitting", JMLR 2014) with an independent mask and a probability per member.
+///
+/// Like burn's `Dropout`, it only acts when autodiff is enabled (training); elements are kept
+/// with probability `1 - p_k` and scaled by `1 / (1 - p_k)`. The probabilities are module
+/// state (not trained) and follow `Batched::retain` / `extend` / `member`.
+#[derive(Module, Debug)]
+pub struct Dropout<B: Backend> {
+    probs: RunningState<Tensor<B, 1>>,
+}
+
+impl<B: Backend> Dropout<B> {
+    /// Applies dropout to `input`.
+    ///
+    /// # Shapes
+    /// - input: `[..., any]` (any rank `D`)
+    /// - output: same as input
+    pub fn forward<const D: usize>(&self, input: Tensor<B, D>) -> Tensor<B, D> {
+        if !B::ad_enabled(&input.device()) {
+            return input;
+        }
+        let probs: Tensor<B, D> = self.probs.value().reshape([1; D]);
+        let uniform = input.random_like(Distribution::Default);
+        let keep = uniform.greater_equal(probs.clone()).float();
+        input * keep / (probs.neg() + 1.0)
+    }
+
+    /// The per-member probabilities as a batched tensor of logical shape `[1]`.
+    pub fn probs(&self) -> Tensor<B, 1> {
+        self.probs.value()
+    }
+}

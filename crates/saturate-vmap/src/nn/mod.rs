@@ -1,0 +1,5 @@
+//! Layers whose hyperparameters are per member.
+
+mod dropout;
+
+pub use dropout::{Dropout, DropoutConfig};

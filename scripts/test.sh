@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The project's test command (README "Test"): format, lints, tests, docs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -x scripts/setup-python.sh ]; then
+  scripts/setup-python.sh
+fi
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps

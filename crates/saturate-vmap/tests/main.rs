@@ -5,3 +5,5 @@
 pub mod harness;
 mod coverage;
 mod ops;
+mod batched;
+mod parity;

@@ -1,0 +1,1 @@
+//! Batched<M> and member helpers.

@@ -1,17 +1,187 @@
 //! Batching rules for `FloatTensorOps`.
 
-#![allow(unused_variables, unused_imports)]
-
 use burn_backend::ops::*;
 use burn_backend::tensor::*;
 use burn_backend::{Backend, Distribution, ExecutionError, Scalar, TensorData, TensorMetadata};
 use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
 
-use burn_backend::quantization::*;
 use core::future::Future;
 
 use crate::tensor::*;
 use crate::{Vmap, VmapDevice};
+
+type FP<B> = <B as burn_backend::BackendTypes>::FloatTensorPrimitive;
+type IP<B> = <B as burn_backend::BackendTypes>::IntTensorPrimitive;
+type BP<B> = <B as burn_backend::BackendTypes>::BoolTensorPrimitive;
+
+/// Read-only view with a real member axis (`[K, ...]`); an unbatched tensor is expanded.
+fn mat_f<B: Backend>(t: VmapTensor<FP<B>>) -> FP<B> {
+    materialize::<B, FloatKind>(t)
+}
+
+fn mat_i<B: Backend>(t: VmapTensor<IP<B>>) -> IP<B> {
+    materialize::<B, IntKind>(t)
+}
+
+fn mat_b<B: Backend>(t: VmapTensor<BP<B>>) -> BP<B> {
+    materialize::<B, BoolKind>(t)
+}
+
+/// A `[K, ...]` copy with its own storage, for ops that write into their input (an expanded
+/// view may alias one buffer K times on some backends).
+fn owned_f<B: Backend>(t: VmapTensor<FP<B>>) -> FP<B> {
+    if t.batched {
+        t.inner
+    } else {
+        let k = t.members;
+        B::float_repeat_dim(front::<B, FloatKind>(t), 0, k)
+    }
+}
+
+/// Physical dims `dims` shifted past the member axis when batched.
+fn shift(dims: &[usize], batched: bool) -> Vec<usize> {
+    let b = batched as usize;
+    let mut out = Vec::with_capacity(dims.len() + b);
+    if batched {
+        out.push(0);
+    }
+    out.extend(dims.iter().map(|d| d + b));
+    out
+}
+
+/// `slices` with a full slice in front for the member axis when batched.
+fn shift_slices(slices: &[Slice], batched: bool) -> Vec<Slice> {
+    let mut out = Vec::with_capacity(slices.len() + 1);
+    if batched {
+        out.push(Slice {
+            start: 0,
+            end: None,
+            step: 1,
+        });
+    }
+    out.extend_from_slice(slices);
+    out
+}
+
+/// A batched tensor flattened to `[K, N]` (for reductions over all elements).
+fn flat_members<B: Backend>(inner: FP<B>, members: usize) -> FP<B> {
+    let n = inner.shape().num_elements() / members.max(1);
+    B::float_reshape(inner, Shape::from(vec![members, n]))
+}
+
+/// A reduction over all elements: `[1]` when unbatched, `[K, 1]` when batched.
+fn reduce_all<B: Backend, O>(
+    t: VmapTensor<FP<B>>,
+    all: impl FnOnce(FP<B>) -> O,
+    along: impl FnOnce(FP<B>, usize) -> O,
+) -> VmapTensor<O> {
+    if t.batched {
+        let members = t.members;
+        VmapTensor::batched(along(flat_members::<B>(t.inner, members), 1), members)
+    } else {
+        t.map(all)
+    }
+}
+
+/// A binary elementwise op: an unbatched operand is aligned as `[1, ...]`.
+fn binary<B: Backend, O>(
+    op: &str,
+    lhs: VmapTensor<FP<B>>,
+    rhs: VmapTensor<FP<B>>,
+    f: impl FnOnce(FP<B>, FP<B>) -> O,
+) -> VmapTensor<O> {
+    let (l, r, batched, members) = align2::<B, FloatKind, FloatKind>(op, lhs, rhs);
+    VmapTensor::new(f(l, r), batched, members)
+}
+
+/// Indices `[K, ..., M]` for `gather_nd`/`scatter_nd` on a `[K, ...]` tensor: the member index
+/// is prepended to every index tuple, giving `[K, ..., M + 1]`.
+fn member_coords<B: Backend>(indices: VmapTensor<IP<B>>) -> IP<B> {
+    let members = indices.members;
+    let idx = mat_i::<B>(indices);
+    let shape = idx.shape();
+    let last = shape.num_dims() - 1;
+    let dtype: IntDType = idx.dtype().into();
+    let device = B::int_device(&idx);
+    let arange = B::int_arange(0..members as i64, &device, dtype);
+    let mut ones = vec![1usize; shape.num_dims()];
+    ones[0] = members;
+    let arange = B::int_reshape(arange, Shape::from(ones));
+    let mut target = shape.to_vec();
+    target[last] = 1;
+    let arange = B::int_expand(arange, Shape::from(target));
+    B::int_cat(vec![arange, idx], last)
+}
+
+/// The same tensor in a dense row-major layout where the inner backend needs one (a reshape to
+/// its own shape copies only non-contiguous views).
+fn dense<B: Backend>(t: FP<B>) -> FP<B> {
+    let shape = t.shape();
+    B::float_reshape(t, shape)
+}
+
+/// Indices `[K, n]` of a batched `select` as gather indices of the `[K, ...]` output shape
+/// `out` along physical dim `pdim`.
+fn select_as_gather<B: Backend>(indices: IP<B>, pdim: usize, out: &Shape) -> IP<B> {
+    let mut s = vec![1usize; out.num_dims()];
+    s[0] = out[0];
+    s[pdim] = out[pdim];
+    let idx = B::int_reshape(indices, Shape::from(s));
+    B::int_expand(idx, out.clone())
+}
+
+macro_rules! unary {
+    ($($name:ident),* $(,)?) => {$(
+        fn $name(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+            tensor.map(B::$name)
+        }
+    )*};
+}
+
+macro_rules! scalar_op {
+    ($($name:ident),* $(,)?) => {$(
+        fn $name(lhs: FloatTensor<Self>, rhs: Scalar) -> FloatTensor<Self> {
+            lhs.map(|t| B::$name(t, rhs))
+        }
+    )*};
+}
+
+macro_rules! binary_op {
+    ($($name:ident),* $(,)?) => {$(
+        fn $name(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+            binary::<B, _>(stringify!($name), lhs, rhs, B::$name)
+        }
+    )*};
+}
+
+macro_rules! compare_op {
+    ($($name:ident),* $(,)?) => {$(
+        fn $name(
+            lhs: FloatTensor<Self>,
+            rhs: FloatTensor<Self>,
+            out_dtype: BoolDType,
+        ) -> BoolTensor<Self> {
+            binary::<B, _>(stringify!($name), lhs, rhs, |l, r| B::$name(l, r, out_dtype))
+        }
+    )*};
+}
+
+macro_rules! compare_elem_op {
+    ($($name:ident),* $(,)?) => {$(
+        fn $name(lhs: FloatTensor<Self>, rhs: Scalar, out_dtype: BoolDType) -> BoolTensor<Self> {
+            lhs.map(|t| B::$name(t, rhs, out_dtype))
+        }
+    )*};
+}
+
+macro_rules! dim_op {
+    ($($name:ident),* $(,)?) => {$(
+        fn $name(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+            let dim = tensor.dim(dim);
+            tensor.map(|t| B::$name(t, dim))
+        }
+    )*};
+}
 
 impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     fn float_from_data(data: TensorData, device: &Device<Self>) -> FloatTensor<Self> {
@@ -32,9 +202,26 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         )
     }
 
-    // provided: float_zeros
-    // provided: float_ones
-    // provided: float_full
+    fn float_zeros(shape: Shape, device: &Device<Self>, dtype: FloatDType) -> FloatTensor<Self> {
+        VmapTensor::unbatched(B::float_zeros(shape, &device.inner, dtype), device.members)
+    }
+
+    fn float_ones(shape: Shape, device: &Device<Self>, dtype: FloatDType) -> FloatTensor<Self> {
+        VmapTensor::unbatched(B::float_ones(shape, &device.inner, dtype), device.members)
+    }
+
+    fn float_full(
+        shape: Shape,
+        fill_value: Scalar,
+        device: &Device<Self>,
+        dtype: FloatDType,
+    ) -> FloatTensor<Self> {
+        VmapTensor::unbatched(
+            B::float_full(shape, fill_value, &device.inner, dtype),
+            device.members,
+        )
+    }
+
     fn float_into_data(
         tensor: FloatTensor<Self>,
     ) -> impl Future<Output = Result<TensorData, ExecutionError>> + Send {
@@ -57,60 +244,104 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     }
 
     fn float_into_int(tensor: FloatTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
-        todo!("vmap: float_into_int")
+        tensor.map(|t| B::float_into_int(t, out_dtype))
     }
 
     fn float_empty(shape: Shape, device: &Device<Self>, dtype: FloatDType) -> FloatTensor<Self> {
-        todo!("vmap: float_empty")
+        VmapTensor::unbatched(B::float_empty(shape, &device.inner, dtype), device.members)
     }
 
-    // provided: float_repeat_dim
+    fn float_repeat_dim(tensor: FloatTensor<Self>, dim: usize, times: usize) -> FloatTensor<Self> {
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_repeat_dim(t, dim, times))
+    }
+
     fn float_add(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         let (lhs, rhs, batched, members) = align2::<B, FloatKind, FloatKind>("float_add", lhs, rhs);
         VmapTensor::new(B::float_add(lhs, rhs), batched, members)
     }
 
-    fn float_add_scalar(lhs: FloatTensor<Self>, rhs: Scalar) -> FloatTensor<Self> {
-        lhs.map(|t| B::float_add_scalar(t, rhs))
+    scalar_op!(
+        float_add_scalar,
+        float_sub_scalar,
+        float_mul_scalar,
+        float_div_scalar,
+        float_remainder_scalar,
+        float_clamp_min,
+        float_clamp_max,
+        float_powi_scalar,
+        float_powi_scalar_impl,
+        float_powf_scalar,
+        float_powf_scalar_impl,
+    );
+
+    fn float_clamp(tensor: FloatTensor<Self>, min: Scalar, max: Scalar) -> FloatTensor<Self> {
+        tensor.map(|t| B::float_clamp(t, min, max))
     }
 
-    // provided: float_clamp_min
-    // provided: float_clamp_max
-    // provided: float_clamp
-    fn float_sub(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_sub")
-    }
-
-    fn float_sub_scalar(lhs: FloatTensor<Self>, rhs: Scalar) -> FloatTensor<Self> {
-        todo!("vmap: float_sub_scalar")
-    }
-
-    fn float_mul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_mul")
-    }
-
-    fn float_mul_scalar(lhs: FloatTensor<Self>, rhs: Scalar) -> FloatTensor<Self> {
-        todo!("vmap: float_mul_scalar")
-    }
-
-    fn float_div(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_div")
-    }
-
-    fn float_div_scalar(lhs: FloatTensor<Self>, rhs: Scalar) -> FloatTensor<Self> {
-        todo!("vmap: float_div_scalar")
-    }
-
-    fn float_remainder(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_remainder")
-    }
-
-    fn float_remainder_scalar(lhs: FloatTensor<Self>, rhs: Scalar) -> FloatTensor<Self> {
-        todo!("vmap: float_remainder_scalar")
-    }
+    binary_op!(
+        float_sub,
+        float_mul,
+        float_div,
+        float_remainder,
+        float_powf,
+        float_atan2
+    );
 
     fn float_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_matmul")
+        let members = check_members("float_matmul", lhs.members, rhs.members);
+        match (lhs.batched, rhs.batched) {
+            (false, false) => VmapTensor::unbatched(B::float_matmul(lhs.inner, rhs.inner), members),
+            (true, true) => VmapTensor::batched(B::float_matmul(lhs.inner, rhs.inner), members),
+            (false, true) => {
+                let ls = lhs.inner.shape();
+                let rs = rhs.inner.shape(); // [K, .., k, m]
+                let rank = ls.num_dims();
+                if rs[1..rank - 1].iter().all(|&d| d == 1) {
+                    // Unbatched input times batched weights: ONE matrix product against the
+                    // K weight matrices laid side by side, [rows, k] @ [k, K*m].
+                    let (k, m) = (ls[rank - 1], rs[rank]);
+                    let rows = ls.num_elements() / k.max(1);
+                    let x = B::float_reshape(lhs.inner, Shape::from(vec![rows, k]));
+                    let w = B::float_reshape(rhs.inner, Shape::from(vec![members, k, m]));
+                    let w = B::float_permute(w, &[1, 0, 2]);
+                    let w = B::float_reshape(w, Shape::from(vec![k, members * m]));
+                    let out = B::float_matmul(x, w);
+                    // [.., n, K, m] -> [K, .., n, m]
+                    let mut s = ls[..rank - 1].to_vec();
+                    s.push(members);
+                    s.push(m);
+                    let out = B::float_reshape(out, Shape::from(s));
+                    let mut axes = Vec::with_capacity(rank + 1);
+                    axes.push(rank - 1);
+                    axes.extend(0..rank - 1);
+                    axes.push(rank);
+                    VmapTensor::batched(B::float_permute(out, &axes), members)
+                } else {
+                    let l = front::<B, FloatKind>(lhs);
+                    VmapTensor::batched(B::float_matmul(l, rhs.inner), members)
+                }
+            }
+            (true, false) => {
+                let rs = rhs.inner.shape();
+                let rank = rs.num_dims();
+                if rs[..rank - 2].iter().all(|&d| d == 1) {
+                    // Batched input times shared weights: fold the member axis into the rows.
+                    let ls = lhs.inner.shape(); // [K, .., n, k]
+                    let (k, m) = (rs[rank - 2], rs[rank - 1]);
+                    let rows = ls.num_elements() / k.max(1);
+                    let x = B::float_reshape(lhs.inner, Shape::from(vec![rows, k]));
+                    let w = B::float_reshape(rhs.inner, Shape::from(vec![k, m]));
+                    let out = B::float_matmul(x, w);
+                    let mut s = ls.to_vec();
+                    s[rank] = m;
+                    VmapTensor::batched(B::float_reshape(out, Shape::from(s)), members)
+                } else {
+                    let r = front::<B, FloatKind>(rhs);
+                    VmapTensor::batched(B::float_matmul(lhs.inner, r), members)
+                }
+            }
+        }
     }
 
     fn float_cross(
@@ -118,25 +349,58 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         rhs: FloatTensor<Self>,
         dim: usize,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_cross")
+        let members = check_members("float_cross", lhs.members, rhs.members);
+        if !lhs.batched && !rhs.batched {
+            return VmapTensor::unbatched(B::float_cross(lhs.inner, rhs.inner, dim), members);
+        }
+        let out = B::float_cross(mat_f::<B>(lhs), mat_f::<B>(rhs), dim + 1);
+        VmapTensor::batched(out, members)
     }
 
-    // provided: float_neg
-    fn float_recip(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_recip")
-    }
+    unary!(
+        float_neg,
+        float_recip,
+        float_transpose,
+        float_exp,
+        float_log,
+        float_log1p,
+        float_sqrt,
+        float_abs,
+        float_cos,
+        float_sin,
+        float_tan,
+        float_cosh,
+        float_sinh,
+        float_tanh,
+        float_acos,
+        float_acosh,
+        float_asin,
+        float_asinh,
+        float_atan,
+        float_atanh,
+        float_round,
+        float_floor,
+        float_ceil,
+        float_trunc,
+        float_erf,
+        float_sign,
+        float_detach,
+    );
 
-    // provided: float_transpose
     fn float_swap_dims(tensor: FloatTensor<Self>, dim1: usize, dim2: usize) -> FloatTensor<Self> {
-        todo!("vmap: float_swap_dims")
+        let (dim1, dim2) = (tensor.dim(dim1), tensor.dim(dim2));
+        tensor.map(|t| B::float_swap_dims(t, dim1, dim2))
     }
 
     fn float_permute(tensor: FloatTensor<Self>, axes: &[usize]) -> FloatTensor<Self> {
-        todo!("vmap: float_permute")
+        let axes = shift(axes, tensor.batched);
+        tensor.map(|t| B::float_permute(t, &axes))
     }
 
     fn float_flip(tensor: FloatTensor<Self>, axes: &[usize]) -> FloatTensor<Self> {
-        todo!("vmap: float_flip")
+        let b = tensor.batched as usize;
+        let axes: Vec<usize> = axes.iter().map(|a| a + b).collect();
+        tensor.map(|t| B::float_flip(t, &axes))
     }
 
     fn float_reshape(tensor: FloatTensor<Self>, shape: Shape) -> FloatTensor<Self> {
@@ -153,7 +417,15 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         tensor: FloatTensor<Self>,
         indices: IntTensor<Self>,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_gather")
+        let members = check_members("float_gather", tensor.members, indices.members);
+        if !tensor.batched && !indices.batched {
+            return VmapTensor::unbatched(
+                B::float_gather(dim, tensor.inner, indices.inner),
+                members,
+            );
+        }
+        let out = B::float_gather(dim + 1, mat_f::<B>(tensor), mat_i::<B>(indices));
+        VmapTensor::batched(out, members)
     }
 
     fn float_scatter_add(
@@ -162,17 +434,77 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         indices: IntTensor<Self>,
         value: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_scatter_add")
+        let members = check_members("float_scatter_add", tensor.members, indices.members);
+        let members = check_members("float_scatter_add", members, value.members);
+        if !tensor.batched && !indices.batched && !value.batched {
+            let out = B::float_scatter_add(dim, tensor.inner, indices.inner, value.inner);
+            return VmapTensor::unbatched(out, members);
+        }
+        let out = B::float_scatter_add(
+            dim + 1,
+            owned_f::<B>(tensor),
+            mat_i::<B>(indices),
+            mat_f::<B>(value),
+        );
+        VmapTensor::batched(out, members)
     }
 
-    // provided: float_scatter_nd
-    // provided: float_gather_nd
+    fn float_scatter_nd(
+        data: FloatTensor<Self>,
+        indices: IntTensor<Self>,
+        values: FloatTensor<Self>,
+        reduction: IndexingUpdateOp,
+    ) -> FloatTensor<Self> {
+        let members = check_members("float_scatter_nd", data.members, indices.members);
+        let members = check_members("float_scatter_nd", members, values.members);
+        if !data.batched && !indices.batched && !values.batched {
+            let out = B::float_scatter_nd(data.inner, indices.inner, values.inner, reduction);
+            return VmapTensor::unbatched(out, members);
+        }
+        // Every member scatters into its own slice: the member index becomes the first
+        // coordinate of every index tuple.
+        let data = dense::<B>(owned_f::<B>(data));
+        let indices = member_coords::<B>(indices);
+        let values = dense::<B>(mat_f::<B>(values));
+        VmapTensor::batched(
+            B::float_scatter_nd(data, indices, values, reduction),
+            members,
+        )
+    }
+
+    fn float_gather_nd(data: FloatTensor<Self>, indices: IntTensor<Self>) -> FloatTensor<Self> {
+        let members = check_members("float_gather_nd", data.members, indices.members);
+        match (data.batched, indices.batched) {
+            (false, false) => {
+                VmapTensor::unbatched(B::float_gather_nd(data.inner, indices.inner), members)
+            }
+            // Shared data, per-member indices: the leading index axis is the member axis.
+            (false, true) => {
+                VmapTensor::batched(B::float_gather_nd(data.inner, indices.inner), members)
+            }
+            (true, _) => {
+                let indices = member_coords::<B>(indices);
+                VmapTensor::batched(B::float_gather_nd(dense::<B>(data.inner), indices), members)
+            }
+        }
+    }
+
     fn float_select(
         tensor: FloatTensor<Self>,
         dim: usize,
         indices: IntTensor<Self>,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_select")
+        let members = check_members("float_select", tensor.members, indices.members);
+        if !indices.batched {
+            let pdim = tensor.dim(dim);
+            return tensor.map(|t| B::float_select(t, pdim, indices.inner));
+        }
+        // Per-member indices: a gather with the indices broadcast over the other dims.
+        let t = mat_f::<B>(tensor);
+        let mut out = t.shape();
+        out[dim + 1] = indices.inner.shape()[1];
+        let idx = select_as_gather::<B>(indices.inner, dim + 1, &out);
+        VmapTensor::batched(B::float_gather(dim + 1, t, idx), members)
     }
 
     fn float_select_add(
@@ -181,11 +513,31 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         indices: IntTensor<Self>,
         value: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_select_add")
+        let members = check_members("float_select_add", tensor.members, indices.members);
+        let members = check_members("float_select_add", members, value.members);
+        if !indices.batched {
+            if !tensor.batched && !value.batched {
+                let out = B::float_select_add(tensor.inner, dim, indices.inner, value.inner);
+                return VmapTensor::unbatched(out, members);
+            }
+            let out = B::float_select_add(
+                owned_f::<B>(tensor),
+                dim + 1,
+                indices.inner,
+                mat_f::<B>(value),
+            );
+            return VmapTensor::batched(out, members);
+        }
+        // Per-member indices: a scatter-add with the indices broadcast over the other dims.
+        let v = mat_f::<B>(value);
+        let idx = select_as_gather::<B>(indices.inner, dim + 1, &v.shape());
+        let out = B::float_scatter_add(dim + 1, owned_f::<B>(tensor), idx, v);
+        VmapTensor::batched(out, members)
     }
 
     fn float_slice(tensor: FloatTensor<Self>, slices: &[Slice]) -> FloatTensor<Self> {
-        todo!("vmap: float_slice")
+        let slices = shift_slices(slices, tensor.batched);
+        tensor.map(|t| B::float_slice(t, &slices))
     }
 
     fn float_slice_assign(
@@ -193,7 +545,14 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         slices: &[Slice],
         value: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_slice_assign")
+        let members = check_members("float_slice_assign", tensor.members, value.members);
+        if !tensor.batched && !value.batched {
+            let out = B::float_slice_assign(tensor.inner, slices, value.inner);
+            return VmapTensor::unbatched(out, members);
+        }
+        let slices = shift_slices(slices, true);
+        let out = B::float_slice_assign(owned_f::<B>(tensor), &slices, mat_f::<B>(value));
+        VmapTensor::batched(out, members)
     }
 
     fn float_mask_where(
@@ -201,7 +560,19 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         mask: BoolTensor<Self>,
         value: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_mask_where")
+        let members = check_members("float_mask_where", tensor.members, mask.members);
+        let members = check_members("float_mask_where", members, value.members);
+        if !tensor.batched && !mask.batched && !value.batched {
+            let out = B::float_mask_where(tensor.inner, mask.inner, value.inner);
+            return VmapTensor::unbatched(out, members);
+        }
+        // The mask gives the output shape (backends broadcast tensor and value to it).
+        let out = B::float_mask_where(
+            front::<B, FloatKind>(tensor),
+            mat_b::<B>(mask),
+            front::<B, FloatKind>(value),
+        );
+        VmapTensor::batched(out, members)
     }
 
     fn float_mask_fill(
@@ -209,237 +580,171 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         mask: BoolTensor<Self>,
         value: Scalar,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_mask_fill")
+        let members = check_members("float_mask_fill", tensor.members, mask.members);
+        match (tensor.batched, mask.batched) {
+            (false, false) => {
+                VmapTensor::unbatched(B::float_mask_fill(tensor.inner, mask.inner, value), members)
+            }
+            (true, _) => {
+                let mask = front::<B, BoolKind>(mask);
+                VmapTensor::batched(B::float_mask_fill(tensor.inner, mask, value), members)
+            }
+            (false, true) => {
+                let t = owned_f::<B>(tensor);
+                VmapTensor::batched(B::float_mask_fill(t, mask.inner, value), members)
+            }
+        }
     }
 
-    fn float_equal(
-        lhs: FloatTensor<Self>,
-        rhs: FloatTensor<Self>,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_equal")
+    compare_op!(
+        float_equal,
+        float_not_equal,
+        float_greater,
+        float_greater_equal,
+        float_lower,
+        float_lower_equal,
+    );
+
+    compare_elem_op!(
+        float_equal_elem,
+        float_not_equal_elem,
+        float_greater_elem,
+        float_greater_equal_elem,
+        float_lower_elem,
+        float_lower_equal_elem,
+    );
+
+    fn float_set_require_grad(tensor: FloatTensor<Self>, require_grad: bool) -> FloatTensor<Self> {
+        tensor.map(|t| B::float_set_require_grad(t, require_grad))
     }
 
-    // provided: float_not_equal
-    fn float_equal_elem(
-        lhs: FloatTensor<Self>,
-        rhs: Scalar,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_equal_elem")
+    fn float_is_require_grad(tensor: &FloatTensor<Self>) -> bool {
+        B::float_is_require_grad(&tensor.inner)
     }
 
-    // provided: float_not_equal_elem
-    fn float_greater(
-        lhs: FloatTensor<Self>,
-        rhs: FloatTensor<Self>,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_greater")
-    }
-
-    fn float_greater_elem(
-        lhs: FloatTensor<Self>,
-        rhs: Scalar,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_greater_elem")
-    }
-
-    fn float_greater_equal(
-        lhs: FloatTensor<Self>,
-        rhs: FloatTensor<Self>,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_greater_equal")
-    }
-
-    fn float_greater_equal_elem(
-        lhs: FloatTensor<Self>,
-        rhs: Scalar,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_greater_equal_elem")
-    }
-
-    fn float_lower(
-        lhs: FloatTensor<Self>,
-        rhs: FloatTensor<Self>,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_lower")
-    }
-
-    fn float_lower_elem(
-        lhs: FloatTensor<Self>,
-        rhs: Scalar,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_lower_elem")
-    }
-
-    fn float_lower_equal(
-        lhs: FloatTensor<Self>,
-        rhs: FloatTensor<Self>,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_lower_equal")
-    }
-
-    fn float_lower_equal_elem(
-        lhs: FloatTensor<Self>,
-        rhs: Scalar,
-        out_dtype: BoolDType,
-    ) -> BoolTensor<Self> {
-        todo!("vmap: float_lower_equal_elem")
-    }
-
-    // provided: float_detach
-    // provided: float_set_require_grad
-    // provided: float_is_require_grad
     fn float_sum(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_sum")
+        reduce_all::<B, _>(tensor, B::float_sum, B::float_sum_dim)
     }
 
-    fn float_sum_dim(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+    fn float_prod(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+        reduce_all::<B, _>(tensor, B::float_prod, B::float_prod_dim)
+    }
+
+    fn float_mean(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+        reduce_all::<B, _>(tensor, B::float_mean, B::float_mean_dim)
+    }
+
+    fn float_max(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+        reduce_all::<B, _>(tensor, B::float_max, B::float_max_dim)
+    }
+
+    fn float_min(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+        reduce_all::<B, _>(tensor, B::float_min, B::float_min_dim)
+    }
+
+    fn float_max_abs(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+        reduce_all::<B, _>(tensor, B::float_max_abs, B::float_max_abs_dim)
+    }
+
+    fn float_any(tensor: FloatTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
+        reduce_all::<B, _>(
+            tensor,
+            |t| B::float_any(t, out_dtype),
+            |t, d| B::float_any_dim(t, d, out_dtype),
+        )
+    }
+
+    fn float_all(tensor: FloatTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
+        reduce_all::<B, _>(
+            tensor,
+            |t| B::float_all(t, out_dtype),
+            |t, d| B::float_all_dim(t, d, out_dtype),
+        )
+    }
+
+    dim_op!(
+        float_sum_dim,
+        float_prod_dim,
+        float_mean_dim,
+        float_cumsum,
+        float_cumprod,
+        float_cummin,
+        float_cummax,
+        float_max_dim,
+        float_min_dim,
+        float_max_abs_dim,
+    );
+
+    fn float_any_dim(
+        tensor: FloatTensor<Self>,
+        dim: usize,
+        out_dtype: BoolDType,
+    ) -> BoolTensor<Self> {
         let dim = tensor.dim(dim);
-        tensor.map(|t| B::float_sum_dim(t, dim))
+        tensor.map(|t| B::float_any_dim(t, dim, out_dtype))
     }
 
-    // provided: float_prod
-    // provided: float_prod_dim
-    // provided: float_mean
-    fn float_mean_dim(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
-        todo!("vmap: float_mean_dim")
+    fn float_all_dim(
+        tensor: FloatTensor<Self>,
+        dim: usize,
+        out_dtype: BoolDType,
+    ) -> BoolTensor<Self> {
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_all_dim(t, dim, out_dtype))
     }
 
-    fn float_cumsum(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
-        todo!("vmap: float_cumsum")
+    fn float_max_dim_with_indices(
+        tensor: FloatTensor<Self>,
+        dim: usize,
+        indices_dtype: IntDType,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let (pdim, batched, members) = (tensor.dim(dim), tensor.batched, tensor.members);
+        let (v, i) = B::float_max_dim_with_indices(tensor.inner, pdim, indices_dtype);
+        (
+            VmapTensor::new(v, batched, members),
+            VmapTensor::new(i, batched, members),
+        )
     }
 
-    fn float_cumprod(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
-        todo!("vmap: float_cumprod")
-    }
-
-    fn float_cummin(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
-        todo!("vmap: float_cummin")
-    }
-
-    fn float_cummax(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
-        todo!("vmap: float_cummax")
+    fn float_min_dim_with_indices(
+        tensor: FloatTensor<Self>,
+        dim: usize,
+        indices_dtype: IntDType,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let (pdim, batched, members) = (tensor.dim(dim), tensor.batched, tensor.members);
+        let (v, i) = B::float_min_dim_with_indices(tensor.inner, pdim, indices_dtype);
+        (
+            VmapTensor::new(v, batched, members),
+            VmapTensor::new(i, batched, members),
+        )
     }
 
     fn float_cast(tensor: FloatTensor<Self>, dtype: FloatDType) -> FloatTensor<Self> {
-        todo!("vmap: float_cast")
+        tensor.map(|t| B::float_cast(t, dtype))
     }
 
-    fn float_exp(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_exp")
+    fn float_powi(lhs: FloatTensor<Self>, rhs: IntTensor<Self>) -> FloatTensor<Self> {
+        let (l, r, batched, members) = align2::<B, FloatKind, IntKind>("float_powi", lhs, rhs);
+        VmapTensor::new(B::float_powi(l, r), batched, members)
     }
 
-    fn float_log(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_log")
+    fn float_cat(tensors: Vec<FloatTensor<Self>>, dim: usize) -> FloatTensor<Self> {
+        let (inner, batched, members) = align_many::<B, FloatKind>("float_cat", tensors);
+        VmapTensor::new(
+            B::float_cat(inner, dim + batched as usize),
+            batched,
+            members,
+        )
     }
 
-    fn float_log1p(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_log1p")
-    }
-
-    fn float_powf(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_powf")
-    }
-
-    // provided: float_powi
-    // provided: float_powi_scalar
-    // provided: float_powi_scalar_impl
-    // provided: float_powf_scalar
-    fn float_powf_scalar_impl(tensor: FloatTensor<Self>, value: Scalar) -> FloatTensor<Self> {
-        todo!("vmap: float_powf_scalar_impl")
-    }
-
-    fn float_sqrt(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_sqrt")
-    }
-
-    fn float_abs(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_abs")
-    }
-
-    fn float_cos(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_cos")
-    }
-
-    fn float_sin(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_sin")
-    }
-
-    fn float_tan(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_tan")
-    }
-
-    fn float_cosh(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_cosh")
-    }
-
-    fn float_sinh(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_sinh")
-    }
-
-    fn float_tanh(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_tanh")
-    }
-
-    fn float_acos(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_acos")
-    }
-
-    fn float_acosh(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_acosh")
-    }
-
-    fn float_asin(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_asin")
-    }
-
-    fn float_asinh(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_asinh")
-    }
-
-    fn float_atan(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_atan")
-    }
-
-    fn float_atanh(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_atanh")
-    }
-
-    fn float_atan2(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_atan2")
-    }
-
-    fn float_round(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_round")
-    }
-
-    fn float_floor(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_floor")
-    }
-
-    fn float_ceil(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_ceil")
-    }
-
-    fn float_trunc(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_trunc")
-    }
-
-    fn float_erf(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        todo!("vmap: float_erf")
-    }
-
-    // provided: float_cat
     fn float_argmax(tensor: FloatTensor<Self>, dim: usize, out_dtype: IntDType) -> IntTensor<Self> {
-        todo!("vmap: float_argmax")
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_argmax(t, dim, out_dtype))
+    }
+
+    fn float_argmin(tensor: FloatTensor<Self>, dim: usize, out_dtype: IntDType) -> IntTensor<Self> {
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_argmin(t, dim, out_dtype))
     }
 
     fn float_argtopk(
@@ -448,44 +753,107 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         k: usize,
         out_dtype: IntDType,
     ) -> IntTensor<Self> {
-        todo!("vmap: float_argtopk")
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_argtopk(t, dim, k, out_dtype))
     }
 
-    // provided: float_topk
-    fn float_argmin(tensor: FloatTensor<Self>, dim: usize, out_dtype: IntDType) -> IntTensor<Self> {
-        todo!("vmap: float_argmin")
+    fn float_topk(tensor: FloatTensor<Self>, dim: usize, k: usize) -> FloatTensor<Self> {
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_topk(t, dim, k))
     }
 
-    // provided: float_max
-    // provided: float_max_dim
-    // provided: float_max_dim_with_indices
-    // provided: float_min
-    // provided: float_min_dim
-    // provided: float_min_dim_with_indices
-    // provided: float_max_abs
-    // provided: float_max_abs_dim
-    // provided: float_any
-    // provided: float_any_dim
-    // provided: float_all
-    // provided: float_all_dim
-    // provided: float_sign
     fn float_expand(tensor: FloatTensor<Self>, shape: Shape) -> FloatTensor<Self> {
-        todo!("vmap: float_expand")
+        if !tensor.batched {
+            return tensor.map(|t| B::float_expand(t, shape));
+        }
+        // [K, s..] -> [K, 1.., s..] (same rank as the target) -> [K, shape..]
+        let members = tensor.members;
+        let physical = tensor.inner.shape();
+        let extra = shape.num_dims() + 1 - physical.num_dims();
+        let inner = if extra > 0 {
+            let mut s = vec![members];
+            s.extend(core::iter::repeat_n(1, extra));
+            s.extend(physical.iter().skip(1).copied());
+            B::float_reshape(tensor.inner, Shape::from(s))
+        } else {
+            tensor.inner
+        };
+        VmapTensor::batched(
+            B::float_expand(inner, batched_shape(members, &shape)),
+            members,
+        )
     }
 
-    // provided: float_sort
-    // provided: float_sort_with_indices
-    // provided: float_argsort
-    // provided: float_grid_sample_2d
+    fn float_sort(tensor: FloatTensor<Self>, dim: usize, descending: bool) -> FloatTensor<Self> {
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_sort(t, dim, descending))
+    }
+
+    fn float_sort_with_indices(
+        tensor: FloatTensor<Self>,
+        dim: usize,
+        descending: bool,
+        indices_dtype: IntDType,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let (pdim, batched, members) = (tensor.dim(dim), tensor.batched, tensor.members);
+        let (v, i) = B::float_sort_with_indices(tensor.inner, pdim, descending, indices_dtype);
+        (
+            VmapTensor::new(v, batched, members),
+            VmapTensor::new(i, batched, members),
+        )
+    }
+
+    fn float_argsort(
+        tensor: FloatTensor<Self>,
+        dim: usize,
+        descending: bool,
+        out_dtype: IntDType,
+    ) -> IntTensor<Self> {
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_argsort(t, dim, descending, out_dtype))
+    }
+
+    fn float_grid_sample_2d(
+        tensor: FloatTensor<Self>,
+        grid: FloatTensor<Self>,
+        options: GridSampleOptions,
+    ) -> FloatTensor<Self> {
+        let members = check_members("float_grid_sample_2d", tensor.members, grid.members);
+        if !tensor.batched && !grid.batched {
+            let out = B::float_grid_sample_2d(tensor.inner, grid.inner, options);
+            return VmapTensor::unbatched(out, members);
+        }
+        // Fold the member axis into the batch axis: [K, N, ..] -> [K*N, ..].
+        let fold = |t: FP<B>| {
+            let s = t.shape();
+            let mut f = vec![s[0] * s[1]];
+            f.extend(s.iter().skip(2).copied());
+            B::float_reshape(t, Shape::from(f))
+        };
+        let t = fold(mat_f::<B>(tensor));
+        let g = fold(mat_f::<B>(grid));
+        let out = B::float_grid_sample_2d(t, g, options);
+        let s = out.shape();
+        let mut u = vec![members, s[0] / members];
+        u.extend(s.iter().skip(1).copied());
+        VmapTensor::batched(B::float_reshape(out, Shape::from(u)), members)
+    }
+
     fn float_unfold(
         tensor: FloatTensor<Self>,
         dim: usize,
         size: usize,
         step: usize,
     ) -> FloatTensor<Self> {
-        todo!("vmap: float_unfold")
+        let dim = tensor.dim(dim);
+        tensor.map(|t| B::float_unfold(t, dim, size, step))
     }
 
-    // provided: float_is_nan
-    // provided: float_is_inf
+    fn float_is_nan(tensor: FloatTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
+        tensor.map(|t| B::float_is_nan(t, out_dtype))
+    }
+
+    fn float_is_inf(tensor: FloatTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
+        tensor.map(|t| B::float_is_inf(t, out_dtype))
+    }
 }

@@ -1,30 +1,97 @@
 //! Batching rules for `ActivationOps`.
+//!
+//! Every activation is delegated to the inner backend (its fused kernels are faster than
+//! burn's default bodies run op by op through the decorator): unary activations keep the
+//! batching of their input, ops that take a dim shift it past the member axis, and the
+//! two-operand ops align an unbatched operand with a real member axis.
 
-#![allow(unused_variables, unused_imports)]
+use burn_backend::ops::ActivationOps;
+use burn_backend::tensor::FloatTensor;
+use burn_backend::Backend;
+use burn_backend::Scalar;
 
-use burn_backend::ops::*;
-use burn_backend::tensor::*;
-use burn_backend::{Backend, Distribution, ExecutionError, Scalar, TensorData, TensorMetadata};
-use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
-
-use burn_backend::quantization::*;
-use core::future::Future;
-
+use crate::tensor::{check_members, front, materialize, FloatKind, VmapTensor};
 use crate::Vmap;
 
+type FP<B> = <B as burn_backend::BackendTypes>::FloatTensorPrimitive;
+
+/// Two operands of the same logical shape, both with a real member axis when either has one.
+fn pair<B: Backend>(
+    op: &str,
+    a: VmapTensor<FP<B>>,
+    b: VmapTensor<FP<B>>,
+    f: impl FnOnce(FP<B>, FP<B>) -> FP<B>,
+) -> VmapTensor<FP<B>> {
+    let members = check_members(op, a.members, b.members);
+    if a.batched == b.batched {
+        return VmapTensor::new(f(a.inner, b.inner), a.batched, members);
+    }
+    VmapTensor::batched(
+        f(
+            materialize::<B, FloatKind>(a),
+            materialize::<B, FloatKind>(b),
+        ),
+        members,
+    )
+}
+
+macro_rules! unary {
+    ($($name:ident),* $(,)?) => {$(
+        fn $name(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+            tensor.map(B::$name)
+        }
+    )*};
+}
+
+macro_rules! along_dim {
+    ($($name:ident),* $(,)?) => {$(
+        fn $name(tensor: FloatTensor<Self>, dim: usize) -> FloatTensor<Self> {
+            let dim = tensor.dim(dim);
+            tensor.map(|t| B::$name(t, dim))
+        }
+    )*};
+}
+
+macro_rules! two {
+    ($($name:ident($a:ident, $b:ident)),* $(,)?) => {$(
+        fn $name($a: FloatTensor<Self>, $b: FloatTensor<Self>) -> FloatTensor<Self> {
+            pair::<B>(stringify!($name), $a, $b, B::$name)
+        }
+    )*};
+}
+
 impl<B: Backend> ActivationOps<Self> for Vmap<B> {
-    // provided: leaky_relu
-    // provided: relu
-    // provided: relu_backward
-    // provided: gelu
-    // provided: prelu
-    // provided: gelu_backward
-    // provided: sigmoid
-    // provided: sigmoid_backward
-    // provided: hard_sigmoid
-    // provided: log_sigmoid
-    // provided: softmax
-    // provided: log_softmax
-    // provided: softmin
-    // provided: log_sigmoid_backward
+    unary!(relu, gelu, sigmoid, log_sigmoid);
+
+    along_dim!(softmax, log_softmax, softmin);
+
+    two!(
+        relu_backward(output, grad),
+        gelu_backward(x, grad),
+        sigmoid_backward(output, grad),
+        log_sigmoid_backward(x, grad),
+    );
+
+    fn leaky_relu(tensor: FloatTensor<Self>, negative_slope: Scalar) -> FloatTensor<Self> {
+        tensor.map(|t| B::leaky_relu(t, negative_slope))
+    }
+
+    fn hard_sigmoid(tensor: FloatTensor<Self>, alpha: Scalar, beta: Scalar) -> FloatTensor<Self> {
+        tensor.map(|t| B::hard_sigmoid(t, alpha, beta))
+    }
+
+    fn prelu(tensor: FloatTensor<Self>, alpha: FloatTensor<Self>) -> FloatTensor<Self> {
+        // `alpha` has the input's rank with size-1 dims where it broadcasts ([1, C, 1, ..]).
+        // The input gives the output shape, so it gets a real member axis; alpha broadcasts
+        // from [1, ..] or [K, ..].
+        let members = check_members("prelu", tensor.members, alpha.members);
+        if !tensor.batched && !alpha.batched {
+            return VmapTensor::unbatched(B::prelu(tensor.inner, alpha.inner), members);
+        }
+        let out = B::prelu(
+            materialize::<B, FloatKind>(tensor),
+            front::<B, FloatKind>(alpha),
+        );
+        VmapTensor::batched(out, members)
+    }
 }

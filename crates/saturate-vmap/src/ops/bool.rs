@@ -1,28 +1,47 @@
 //! Batching rules for `BoolTensorOps`.
 
-#![allow(unused_variables, unused_imports)]
-
 use burn_backend::ops::*;
 use burn_backend::tensor::*;
-use burn_backend::{Backend, Distribution, ExecutionError, Scalar, TensorData, TensorMetadata};
+use burn_backend::{Backend, BackendTypes, ExecutionError, Scalar, TensorData, TensorMetadata};
 use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
 
-use burn_backend::quantization::*;
 use core::future::Future;
 
-use crate::Vmap;
+use super::int::{expand_plan, rows, select_as_gather_indices, shift_axes, shift_slices, with_dim};
+use crate::tensor::*;
+use crate::{Vmap, VmapDevice};
+
+/// The inner bool primitive of `B`.
+type BoolP<B> = <B as BackendTypes>::BoolTensorPrimitive;
+
+/// Like [`super::int::owned_int`] for bool tensors: `[K, ...]` with storage of its own.
+fn owned_bool<B: Backend>(tensor: BoolTensor<Vmap<B>>) -> BoolP<B> {
+    if tensor.batched {
+        tensor.inner
+    } else {
+        let members = tensor.members;
+        B::bool_repeat_dim(front::<B, BoolKind>(tensor), 0, members)
+    }
+}
+
+macro_rules! binary {
+    ($op:ident, $lhs:ident, $rhs:ident) => {{
+        let (l, r, batched, members) = align2::<B, BoolKind, BoolKind>(stringify!($op), $lhs, $rhs);
+        VmapTensor::new(B::$op(l, r), batched, members)
+    }};
+}
 
 impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
     fn bool_empty(shape: Shape, device: &Device<Self>, dtype: BoolDType) -> BoolTensor<Self> {
-        todo!("vmap: bool_empty")
+        VmapTensor::unbatched(B::bool_empty(shape, &device.inner, dtype), device.members)
     }
 
     fn bool_zeros(shape: Shape, device: &Device<Self>, dtype: BoolDType) -> BoolTensor<Self> {
-        todo!("vmap: bool_zeros")
+        VmapTensor::unbatched(B::bool_zeros(shape, &device.inner, dtype), device.members)
     }
 
     fn bool_ones(shape: Shape, device: &Device<Self>, dtype: BoolDType) -> BoolTensor<Self> {
-        todo!("vmap: bool_ones")
+        VmapTensor::unbatched(B::bool_ones(shape, &device.inner, dtype), device.members)
     }
 
     fn bool_into_data(
@@ -38,31 +57,38 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
     }
 
     fn bool_from_data(data: TensorData, device: &Device<Self>) -> BoolTensor<Self> {
-        todo!("vmap: bool_from_data")
+        VmapTensor::unbatched(B::bool_from_data(data, &device.inner), device.members)
     }
 
     fn bool_into_int(tensor: BoolTensor<Self>, out_dtype: IntDType) -> IntTensor<Self> {
-        todo!("vmap: bool_into_int")
+        tensor.map(|t| B::bool_into_int(t, out_dtype))
     }
 
     fn bool_into_float(tensor: BoolTensor<Self>, out_dtype: FloatDType) -> FloatTensor<Self> {
-        todo!("vmap: bool_into_float")
+        tensor.map(|t| B::bool_into_float(t, out_dtype))
     }
 
     fn bool_device(tensor: &BoolTensor<Self>) -> Device<Self> {
-        todo!("vmap: bool_device")
+        VmapDevice::new(B::bool_device(&tensor.inner), tensor.members)
     }
 
     fn bool_to_device(tensor: BoolTensor<Self>, device: &Device<Self>) -> BoolTensor<Self> {
-        todo!("vmap: bool_to_device")
+        check_members("bool_to_device", tensor.members, device.members);
+        tensor.map(|t| B::bool_to_device(t, &device.inner))
     }
 
     fn bool_reshape(tensor: BoolTensor<Self>, shape: Shape) -> BoolTensor<Self> {
-        todo!("vmap: bool_reshape")
+        if tensor.batched {
+            let physical = batched_shape(tensor.members, &shape);
+            tensor.map(|t| B::bool_reshape(t, physical))
+        } else {
+            tensor.map(|t| B::bool_reshape(t, shape))
+        }
     }
 
     fn bool_slice(tensor: BoolTensor<Self>, slices: &[Slice]) -> BoolTensor<Self> {
-        todo!("vmap: bool_slice")
+        let slices = shift_slices(slices, tensor.batched);
+        tensor.map(|t| B::bool_slice(t, &slices))
     }
 
     fn bool_slice_assign(
@@ -70,7 +96,17 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         slices: &[Slice],
         value: BoolTensor<Self>,
     ) -> BoolTensor<Self> {
-        todo!("vmap: bool_slice_assign")
+        let members = check_members("bool_slice_assign", tensor.members, value.members);
+        if !tensor.batched && !value.batched {
+            return VmapTensor::unbatched(
+                B::bool_slice_assign(tensor.inner, slices, value.inner),
+                members,
+            );
+        }
+        let slices = shift_slices(slices, true);
+        let tensor = owned_bool::<B>(tensor);
+        let value = materialize::<B, BoolKind>(value);
+        VmapTensor::batched(B::bool_slice_assign(tensor, &slices, value), members)
     }
 
     fn bool_mask_where(
@@ -78,7 +114,18 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         mask: BoolTensor<Self>,
         value: BoolTensor<Self>,
     ) -> BoolTensor<Self> {
-        todo!("vmap: bool_mask_where")
+        let members = check_members("bool_mask_where", tensor.members, mask.members);
+        let members = check_members("bool_mask_where", members, value.members);
+        if !tensor.batched && !mask.batched && !value.batched {
+            return VmapTensor::unbatched(
+                B::bool_mask_where(tensor.inner, mask.inner, value.inner),
+                members,
+            );
+        }
+        let tensor = owned_bool::<B>(tensor);
+        let mask = materialize::<B, BoolKind>(mask);
+        let value = front::<B, BoolKind>(value);
+        VmapTensor::batched(B::bool_mask_where(tensor, mask, value), members)
     }
 
     fn bool_mask_fill(
@@ -86,7 +133,16 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         mask: BoolTensor<Self>,
         value: Scalar,
     ) -> BoolTensor<Self> {
-        todo!("vmap: bool_mask_fill")
+        let members = check_members("bool_mask_fill", tensor.members, mask.members);
+        if !tensor.batched && !mask.batched {
+            return VmapTensor::unbatched(
+                B::bool_mask_fill(tensor.inner, mask.inner, value),
+                members,
+            );
+        }
+        let tensor = owned_bool::<B>(tensor);
+        let mask = materialize::<B, BoolKind>(mask);
+        VmapTensor::batched(B::bool_mask_fill(tensor, mask, value), members)
     }
 
     fn bool_gather(
@@ -94,7 +150,16 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         tensor: BoolTensor<Self>,
         indices: IntTensor<Self>,
     ) -> BoolTensor<Self> {
-        todo!("vmap: bool_gather")
+        let members = check_members("bool_gather", tensor.members, indices.members);
+        if !tensor.batched && !indices.batched {
+            return VmapTensor::unbatched(
+                B::bool_gather(dim, tensor.inner, indices.inner),
+                members,
+            );
+        }
+        let tensor = materialize::<B, BoolKind>(tensor);
+        let indices = materialize::<B, IntKind>(indices);
+        VmapTensor::batched(B::bool_gather(dim + 1, tensor, indices), members)
     }
 
     fn bool_scatter_or(
@@ -103,7 +168,18 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         indices: IntTensor<Self>,
         value: BoolTensor<Self>,
     ) -> BoolTensor<Self> {
-        todo!("vmap: bool_scatter_or")
+        let members = check_members("bool_scatter_or", tensor.members, indices.members);
+        let members = check_members("bool_scatter_or", members, value.members);
+        if !tensor.batched && !indices.batched && !value.batched {
+            return VmapTensor::unbatched(
+                B::bool_scatter_or(dim, tensor.inner, indices.inner, value.inner),
+                members,
+            );
+        }
+        let tensor = owned_bool::<B>(tensor);
+        let indices = materialize::<B, IntKind>(indices);
+        let value = materialize::<B, BoolKind>(value);
+        VmapTensor::batched(B::bool_scatter_or(dim + 1, tensor, indices, value), members)
     }
 
     fn bool_select(
@@ -111,7 +187,16 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         dim: usize,
         indices: IntTensor<Self>,
     ) -> BoolTensor<Self> {
-        todo!("vmap: bool_select")
+        let members = check_members("bool_select", tensor.members, indices.members);
+        if !indices.batched {
+            let d = tensor.dim(dim);
+            return tensor.map(|t| B::bool_select(t, d, indices.inner));
+        }
+        let n = indices.inner.shape()[1];
+        let out_shape = with_dim(tensor.shape(), dim, n);
+        let tensor = materialize::<B, BoolKind>(tensor);
+        let indices = select_as_gather_indices::<B>(indices.inner, members, dim, &out_shape);
+        VmapTensor::batched(B::bool_gather(dim + 1, tensor, indices), members)
     }
 
     fn bool_select_or(
@@ -120,54 +205,143 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         indices: IntTensor<Self>,
         value: BoolTensor<Self>,
     ) -> BoolTensor<Self> {
-        todo!("vmap: bool_select_or")
+        let members = check_members("bool_select_or", tensor.members, indices.members);
+        let members = check_members("bool_select_or", members, value.members);
+        if !tensor.batched && !indices.batched && !value.batched {
+            return VmapTensor::unbatched(
+                B::bool_select_or(tensor.inner, dim, indices.inner, value.inner),
+                members,
+            );
+        }
+        let value_shape = value.shape();
+        let tensor = owned_bool::<B>(tensor);
+        let value = materialize::<B, BoolKind>(value);
+        let out = if indices.batched {
+            let indices = select_as_gather_indices::<B>(indices.inner, members, dim, &value_shape);
+            B::bool_scatter_or(dim + 1, tensor, indices, value)
+        } else {
+            B::bool_select_or(tensor, dim + 1, indices.inner, value)
+        };
+        VmapTensor::batched(out, members)
     }
 
-    // provided: bool_repeat_dim
-    // provided: bool_cat
+    fn bool_repeat_dim(tensor: BoolTensor<Self>, dim: usize, times: usize) -> BoolTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::bool_repeat_dim(t, d, times))
+    }
+
+    fn bool_cat(tensors: Vec<BoolTensor<Self>>, dim: usize) -> BoolTensor<Self> {
+        let (inner, batched, members) = align_many::<B, BoolKind>("bool_cat", tensors);
+        let d = dim + batched as usize;
+        VmapTensor::new(B::bool_cat(inner, d), batched, members)
+    }
+
     fn bool_equal(lhs: BoolTensor<Self>, rhs: BoolTensor<Self>) -> BoolTensor<Self> {
-        todo!("vmap: bool_equal")
+        binary!(bool_equal, lhs, rhs)
     }
 
-    // provided: bool_not_equal
+    fn bool_not_equal(lhs: BoolTensor<Self>, rhs: BoolTensor<Self>) -> BoolTensor<Self> {
+        binary!(bool_not_equal, lhs, rhs)
+    }
+
     fn bool_equal_elem(lhs: BoolTensor<Self>, rhs: Scalar) -> BoolTensor<Self> {
-        todo!("vmap: bool_equal_elem")
+        lhs.map(|t| B::bool_equal_elem(t, rhs))
     }
 
-    // provided: bool_not_equal_elem
+    fn bool_not_equal_elem(lhs: BoolTensor<Self>, rhs: Scalar) -> BoolTensor<Self> {
+        lhs.map(|t| B::bool_not_equal_elem(t, rhs))
+    }
+
     fn bool_not(tensor: BoolTensor<Self>) -> BoolTensor<Self> {
-        todo!("vmap: bool_not")
+        tensor.map(B::bool_not)
     }
 
     fn bool_and(lhs: BoolTensor<Self>, rhs: BoolTensor<Self>) -> BoolTensor<Self> {
-        todo!("vmap: bool_and")
+        binary!(bool_and, lhs, rhs)
     }
 
     fn bool_or(lhs: BoolTensor<Self>, rhs: BoolTensor<Self>) -> BoolTensor<Self> {
-        todo!("vmap: bool_or")
+        binary!(bool_or, lhs, rhs)
     }
 
-    // provided: bool_xor
-    // provided: bool_transpose
+    fn bool_xor(lhs: BoolTensor<Self>, rhs: BoolTensor<Self>) -> BoolTensor<Self> {
+        binary!(bool_xor, lhs, rhs)
+    }
+
+    fn bool_transpose(tensor: BoolTensor<Self>) -> BoolTensor<Self> {
+        let rank = tensor.rank();
+        Self::bool_swap_dims(tensor, rank - 2, rank - 1)
+    }
+
     fn bool_swap_dims(tensor: BoolTensor<Self>, dim1: usize, dim2: usize) -> BoolTensor<Self> {
-        todo!("vmap: bool_swap_dims")
+        let (d1, d2) = (tensor.dim(dim1), tensor.dim(dim2));
+        tensor.map(|t| B::bool_swap_dims(t, d1, d2))
     }
 
     fn bool_permute(tensor: BoolTensor<Self>, axes: &[usize]) -> BoolTensor<Self> {
-        todo!("vmap: bool_permute")
+        let axes = shift_axes(axes, tensor.batched);
+        tensor.map(|t| B::bool_permute(t, &axes))
     }
 
     fn bool_flip(tensor: BoolTensor<Self>, axes: &[usize]) -> BoolTensor<Self> {
-        todo!("vmap: bool_flip")
+        let axes: Vec<usize> = axes.iter().map(|&a| tensor.dim(a)).collect();
+        tensor.map(|t| B::bool_flip(t, &axes))
     }
 
-    // provided: bool_any
-    // provided: bool_any_dim
-    // provided: bool_all
-    // provided: bool_all_dim
-    // provided: bool_argwhere
+    fn bool_any(tensor: BoolTensor<Self>) -> BoolTensor<Self> {
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::bool_any_dim(rows::<B, BoolKind>(t, members), 1))
+        } else {
+            tensor.map(B::bool_any)
+        }
+    }
+
+    fn bool_any_dim(tensor: BoolTensor<Self>, dim: usize) -> BoolTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::bool_any_dim(t, d))
+    }
+
+    fn bool_all(tensor: BoolTensor<Self>) -> BoolTensor<Self> {
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::bool_all_dim(rows::<B, BoolKind>(t, members), 1))
+        } else {
+            tensor.map(B::bool_all)
+        }
+    }
+
+    fn bool_all_dim(tensor: BoolTensor<Self>, dim: usize) -> BoolTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::bool_all_dim(t, d))
+    }
+
+    fn bool_argwhere(
+        tensor: BoolTensor<Self>,
+        out_dtype: IntDType,
+    ) -> impl Future<Output = IntTensor<Self>> + 'static + Send {
+        if tensor.batched {
+            unsupported(
+                "bool_argwhere",
+                "its output shape depends on the data, which differs between members; \
+                 read the mask per member (`saturate_vmap::member_data`) instead",
+            );
+        }
+        let members = tensor.members;
+        let inner = B::bool_argwhere(tensor.inner, out_dtype);
+        async move { VmapTensor::unbatched(inner.await, members) }
+    }
+
     fn bool_expand(tensor: BoolTensor<Self>, shape: Shape) -> BoolTensor<Self> {
-        todo!("vmap: bool_expand")
+        let (view, target) =
+            expand_plan(tensor.inner.shape(), tensor.batched, tensor.members, &shape);
+        tensor.map(|t| {
+            let t = match view {
+                Some(view) => B::bool_reshape(t, view),
+                None => t,
+            };
+            B::bool_expand(t, target)
+        })
     }
 
     fn bool_unfold(
@@ -176,6 +350,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         size: usize,
         step: usize,
     ) -> BoolTensor<Self> {
-        todo!("vmap: bool_unfold")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::bool_unfold(t, d, size, step))
     }
 }

@@ -1,20 +1,143 @@
 //! Batching rules for `IntTensorOps`.
 
-#![allow(unused_variables, unused_imports)]
-
 use burn_backend::ops::*;
 use burn_backend::tensor::*;
-use burn_backend::{Backend, Distribution, ExecutionError, Scalar, TensorData, TensorMetadata};
-use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
+use burn_backend::{Backend, BackendTypes, Distribution, ExecutionError, Scalar, TensorData};
+use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice, TensorMetadata};
 
-use burn_backend::quantization::*;
 use core::future::Future;
+use core::ops::Range;
 
-use crate::Vmap;
+use crate::tensor::*;
+use crate::{Vmap, VmapDevice};
+
+/// The inner int primitive of `B`.
+pub(crate) type IntP<B> = <B as BackendTypes>::IntTensorPrimitive;
+
+/// The inner tensor as `[K, ...logical]` with storage of its own, for ops that write into
+/// their input (scatter, slice_assign, mask_fill, ...): an unbatched tensor is copied K times
+/// (an expanded view could alias every member onto one storage in backends that write in place).
+pub(crate) fn owned_int<B: Backend>(tensor: IntTensor<Vmap<B>>) -> IntP<B> {
+    if tensor.batched {
+        tensor.inner
+    } else {
+        let members = tensor.members;
+        B::int_repeat_dim(front::<B, IntKind>(tensor), 0, members)
+    }
+}
+
+/// `slices` of a logical tensor as slices of its physical tensor.
+pub(crate) fn shift_slices(slices: &[Slice], batched: bool) -> Vec<Slice> {
+    let mut out = Vec::with_capacity(slices.len() + 1);
+    if batched {
+        out.push(Slice::full());
+    }
+    out.extend_from_slice(slices);
+    out
+}
+
+/// Physical axes of logical `axes` of a batched tensor.
+pub(crate) fn shift_axes(axes: &[usize], batched: bool) -> Vec<usize> {
+    if batched {
+        core::iter::once(0)
+            .chain(axes.iter().map(|a| a + 1))
+            .collect()
+    } else {
+        axes.to_vec()
+    }
+}
+
+/// Batched 1-D indices `[K, n]` of a `select` along logical `dim` laid out as the index
+/// tensor of the equivalent `gather`/`scatter`: `[K, s_0, .., n, .., s_{r-1}]`, where `shape`
+/// is the logical shape of the selected (or added) values.
+pub(crate) fn select_as_gather_indices<B: Backend>(
+    indices: IntP<B>,
+    members: usize,
+    dim: usize,
+    shape: &Shape,
+) -> IntP<B> {
+    let n = indices.shape()[1];
+    let mut view: Shape = core::iter::repeat_n(1usize, shape.num_dims() + 1).collect();
+    view[0] = members;
+    view[dim + 1] = n;
+    let mut target = batched_shape(members, shape);
+    target[dim + 1] = n;
+    B::int_expand(B::int_reshape(indices, view), target)
+}
+
+/// A batched `[K, ...]` tensor as `[K, n]` (one row per member), for reductions over all
+/// elements whose result is `[1]` per member.
+pub(crate) fn rows<B: Backend, K: Kind<B>>(inner: K::P, members: usize) -> K::P {
+    let n = inner.shape().num_elements() / members.max(1);
+    K::reshape(inner, Shape::new([members, n]))
+}
+
+/// Batched `[K, ..., m]` nd-indices with the member index prepended to each index tuple
+/// (`[K, ..., m + 1]`), so that an nd gather/scatter on a `[K, ...]` tensor stays in each member.
+pub(crate) fn with_member_column<B: Backend>(indices: IntP<B>, members: usize) -> IntP<B> {
+    let shape = indices.shape();
+    let rank = shape.num_dims();
+    let device = B::int_device(&indices);
+    let dtype: IntDType = indices.dtype().into();
+    let ids = B::int_arange(0..members as i64, &device, dtype);
+    let mut view: Shape = core::iter::repeat_n(1usize, rank).collect();
+    view[0] = members;
+    let mut target = shape.clone();
+    target[rank - 1] = 1;
+    let column = B::int_expand(B::int_reshape(ids, view), target);
+    B::int_cat(vec![column, indices], rank - 1)
+}
+
+/// Logical `shape` with the size of `dim` replaced by `size`.
+pub(crate) fn with_dim(shape: Shape, dim: usize, size: usize) -> Shape {
+    let mut shape = shape;
+    shape[dim] = size;
+    shape
+}
+
+/// The physical `shape` an expand of a tensor needs, plus the tensor reshaped so that its
+/// member axis stays first when `shape` has more dims than the tensor.
+pub(crate) fn expand_plan(
+    physical: Shape,
+    batched: bool,
+    members: usize,
+    shape: &Shape,
+) -> (Option<Shape>, Shape) {
+    if !batched {
+        return (None, shape.clone());
+    }
+    let logical_rank = physical.num_dims() - 1;
+    let target = batched_shape(members, shape);
+    if shape.num_dims() > logical_rank {
+        let mut view: Shape = core::iter::repeat_n(1usize, shape.num_dims() + 1).collect();
+        view[0] = members;
+        let offset = shape.num_dims() - logical_rank;
+        for (i, d) in physical.iter().skip(1).enumerate() {
+            view[1 + offset + i] = *d;
+        }
+        (Some(view), target)
+    } else {
+        (None, target)
+    }
+}
+
+macro_rules! cmp {
+    ($op:ident, $lhs:ident, $rhs:ident, $dt:ident) => {{
+        let (l, r, batched, members) = align2::<B, IntKind, IntKind>(stringify!($op), $lhs, $rhs);
+        VmapTensor::new(B::$op(l, r, $dt), batched, members)
+    }};
+}
+
+macro_rules! binary {
+    ($op:ident, $lhs:ident, $rhs:ident) => {{
+        let (l, r, batched, members) = align2::<B, IntKind, IntKind>(stringify!($op), $lhs, $rhs);
+        VmapTensor::new(B::$op(l, r), batched, members)
+    }};
+}
 
 impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_empty(shape: Shape, device: &Device<Self>, dtype: IntDType) -> IntTensor<Self> {
-        todo!("vmap: int_empty")
+        VmapTensor::unbatched(B::int_empty(shape, &device.inner, dtype), device.members)
     }
 
     fn int_into_data(
@@ -30,23 +153,30 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     }
 
     fn int_from_data(data: TensorData, device: &Device<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_from_data")
+        VmapTensor::unbatched(B::int_from_data(data, &device.inner), device.members)
     }
 
     fn int_device(tensor: &IntTensor<Self>) -> Device<Self> {
-        todo!("vmap: int_device")
+        VmapDevice::new(B::int_device(&tensor.inner), tensor.members)
     }
 
     fn int_to_device(tensor: IntTensor<Self>, device: &Device<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_to_device")
+        check_members("int_to_device", tensor.members, device.members);
+        tensor.map(|t| B::int_to_device(t, &device.inner))
     }
 
     fn int_reshape(tensor: IntTensor<Self>, shape: Shape) -> IntTensor<Self> {
-        todo!("vmap: int_reshape")
+        if tensor.batched {
+            let physical = batched_shape(tensor.members, &shape);
+            tensor.map(|t| B::int_reshape(t, physical))
+        } else {
+            tensor.map(|t| B::int_reshape(t, shape))
+        }
     }
 
     fn int_slice(tensor: IntTensor<Self>, slices: &[Slice]) -> IntTensor<Self> {
-        todo!("vmap: int_slice")
+        let slices = shift_slices(slices, tensor.batched);
+        tensor.map(|t| B::int_slice(t, &slices))
     }
 
     fn int_slice_assign(
@@ -54,11 +184,21 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         slices: &[Slice],
         value: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_slice_assign")
+        let members = check_members("int_slice_assign", tensor.members, value.members);
+        if !tensor.batched && !value.batched {
+            return VmapTensor::unbatched(
+                B::int_slice_assign(tensor.inner, slices, value.inner),
+                members,
+            );
+        }
+        let slices = shift_slices(slices, true);
+        let tensor = owned_int::<B>(tensor);
+        let value = materialize::<B, IntKind>(value);
+        VmapTensor::batched(B::int_slice_assign(tensor, &slices, value), members)
     }
 
     fn int_into_float(tensor: IntTensor<Self>, out_dtype: FloatDType) -> FloatTensor<Self> {
-        todo!("vmap: int_into_float")
+        tensor.map(|t| B::int_into_float(t, out_dtype))
     }
 
     fn int_mask_where(
@@ -66,7 +206,18 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         mask: BoolTensor<Self>,
         value: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_mask_where")
+        let members = check_members("int_mask_where", tensor.members, mask.members);
+        let members = check_members("int_mask_where", members, value.members);
+        if !tensor.batched && !mask.batched && !value.batched {
+            return VmapTensor::unbatched(
+                B::int_mask_where(tensor.inner, mask.inner, value.inner),
+                members,
+            );
+        }
+        let tensor = owned_int::<B>(tensor);
+        let mask = materialize::<B, BoolKind>(mask);
+        let value = front::<B, IntKind>(value);
+        VmapTensor::batched(B::int_mask_where(tensor, mask, value), members)
     }
 
     fn int_mask_fill(
@@ -74,7 +225,16 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         mask: BoolTensor<Self>,
         value: Scalar,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_mask_fill")
+        let members = check_members("int_mask_fill", tensor.members, mask.members);
+        if !tensor.batched && !mask.batched {
+            return VmapTensor::unbatched(
+                B::int_mask_fill(tensor.inner, mask.inner, value),
+                members,
+            );
+        }
+        let tensor = owned_int::<B>(tensor);
+        let mask = materialize::<B, BoolKind>(mask);
+        VmapTensor::batched(B::int_mask_fill(tensor, mask, value), members)
     }
 
     fn int_gather(
@@ -82,7 +242,13 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         tensor: IntTensor<Self>,
         indices: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_gather")
+        let members = check_members("int_gather", tensor.members, indices.members);
+        if !tensor.batched && !indices.batched {
+            return VmapTensor::unbatched(B::int_gather(dim, tensor.inner, indices.inner), members);
+        }
+        let tensor = materialize::<B, IntKind>(tensor);
+        let indices = materialize::<B, IntKind>(indices);
+        VmapTensor::batched(B::int_gather(dim + 1, tensor, indices), members)
     }
 
     fn int_scatter_add(
@@ -91,17 +257,65 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         indices: IntTensor<Self>,
         value: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_scatter_add")
+        let members = check_members("int_scatter_add", tensor.members, indices.members);
+        let members = check_members("int_scatter_add", members, value.members);
+        if !tensor.batched && !indices.batched && !value.batched {
+            return VmapTensor::unbatched(
+                B::int_scatter_add(dim, tensor.inner, indices.inner, value.inner),
+                members,
+            );
+        }
+        let tensor = owned_int::<B>(tensor);
+        let indices = materialize::<B, IntKind>(indices);
+        let value = materialize::<B, IntKind>(value);
+        VmapTensor::batched(B::int_scatter_add(dim + 1, tensor, indices, value), members)
     }
 
-    // provided: int_scatter_nd
-    // provided: int_gather_nd
+    fn int_scatter_nd(
+        data: IntTensor<Self>,
+        indices: IntTensor<Self>,
+        values: IntTensor<Self>,
+        reduction: IndexingUpdateOp,
+    ) -> IntTensor<Self> {
+        let members = check_members("int_scatter_nd", data.members, indices.members);
+        let members = check_members("int_scatter_nd", members, values.members);
+        if !data.batched && !indices.batched && !values.batched {
+            return VmapTensor::unbatched(
+                B::int_scatter_nd(data.inner, indices.inner, values.inner, reduction),
+                members,
+            );
+        }
+        let data = owned_int::<B>(data);
+        let indices = with_member_column::<B>(materialize::<B, IntKind>(indices), members);
+        let values = materialize::<B, IntKind>(values);
+        VmapTensor::batched(B::int_scatter_nd(data, indices, values, reduction), members)
+    }
+
+    fn int_gather_nd(data: IntTensor<Self>, indices: IntTensor<Self>) -> IntTensor<Self> {
+        let members = check_members("int_gather_nd", data.members, indices.members);
+        if !data.batched && !indices.batched {
+            return VmapTensor::unbatched(B::int_gather_nd(data.inner, indices.inner), members);
+        }
+        let data = materialize::<B, IntKind>(data);
+        let indices = with_member_column::<B>(materialize::<B, IntKind>(indices), members);
+        VmapTensor::batched(B::int_gather_nd(data, indices), members)
+    }
+
     fn int_select(
         tensor: IntTensor<Self>,
         dim: usize,
         indices: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_select")
+        let members = check_members("int_select", tensor.members, indices.members);
+        if !indices.batched {
+            let d = tensor.dim(dim);
+            return tensor.map(|t| B::int_select(t, d, indices.inner));
+        }
+        let n = indices.inner.shape()[1];
+        let out_shape = with_dim(tensor.shape(), dim, n);
+        let tensor = materialize::<B, IntKind>(tensor);
+        let indices = select_as_gather_indices::<B>(indices.inner, members, dim, &out_shape);
+        VmapTensor::batched(B::int_gather(dim + 1, tensor, indices), members)
     }
 
     fn int_select_add(
@@ -110,31 +324,71 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         indices: IntTensor<Self>,
         value: IntTensor<Self>,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_select_add")
+        let members = check_members("int_select_add", tensor.members, indices.members);
+        let members = check_members("int_select_add", members, value.members);
+        if !tensor.batched && !indices.batched && !value.batched {
+            return VmapTensor::unbatched(
+                B::int_select_add(tensor.inner, dim, indices.inner, value.inner),
+                members,
+            );
+        }
+        let value_shape = value.shape();
+        let tensor = owned_int::<B>(tensor);
+        let value = materialize::<B, IntKind>(value);
+        let out = if indices.batched {
+            let indices = select_as_gather_indices::<B>(indices.inner, members, dim, &value_shape);
+            B::int_scatter_add(dim + 1, tensor, indices, value)
+        } else {
+            B::int_select_add(tensor, dim + 1, indices.inner, value)
+        };
+        VmapTensor::batched(out, members)
     }
 
-    // provided: int_repeat_dim
-    // provided: int_cat
+    fn int_repeat_dim(tensor: IntTensor<Self>, dim: usize, times: usize) -> IntTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_repeat_dim(t, d, times))
+    }
+
+    fn int_cat(tensors: Vec<IntTensor<Self>>, dim: usize) -> IntTensor<Self> {
+        let (inner, batched, members) = align_many::<B, IntKind>("int_cat", tensors);
+        let d = dim + batched as usize;
+        VmapTensor::new(B::int_cat(inner, d), batched, members)
+    }
+
     fn int_equal(
         lhs: IntTensor<Self>,
         rhs: IntTensor<Self>,
         out_dtype: BoolDType,
     ) -> BoolTensor<Self> {
-        todo!("vmap: int_equal")
+        cmp!(int_equal, lhs, rhs, out_dtype)
     }
 
-    // provided: int_not_equal
+    fn int_not_equal(
+        lhs: IntTensor<Self>,
+        rhs: IntTensor<Self>,
+        out_dtype: BoolDType,
+    ) -> BoolTensor<Self> {
+        cmp!(int_not_equal, lhs, rhs, out_dtype)
+    }
+
     fn int_equal_elem(lhs: IntTensor<Self>, rhs: Scalar, out_dtype: BoolDType) -> BoolTensor<Self> {
-        todo!("vmap: int_equal_elem")
+        lhs.map(|t| B::int_equal_elem(t, rhs, out_dtype))
     }
 
-    // provided: int_not_equal_elem
+    fn int_not_equal_elem(
+        lhs: IntTensor<Self>,
+        rhs: Scalar,
+        out_dtype: BoolDType,
+    ) -> BoolTensor<Self> {
+        lhs.map(|t| B::int_not_equal_elem(t, rhs, out_dtype))
+    }
+
     fn int_greater(
         lhs: IntTensor<Self>,
         rhs: IntTensor<Self>,
         out_dtype: BoolDType,
     ) -> BoolTensor<Self> {
-        todo!("vmap: int_greater")
+        cmp!(int_greater, lhs, rhs, out_dtype)
     }
 
     fn int_greater_elem(
@@ -142,7 +396,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         rhs: Scalar,
         out_dtype: BoolDType,
     ) -> BoolTensor<Self> {
-        todo!("vmap: int_greater_elem")
+        lhs.map(|t| B::int_greater_elem(t, rhs, out_dtype))
     }
 
     fn int_greater_equal(
@@ -150,7 +404,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         rhs: IntTensor<Self>,
         out_dtype: BoolDType,
     ) -> BoolTensor<Self> {
-        todo!("vmap: int_greater_equal")
+        cmp!(int_greater_equal, lhs, rhs, out_dtype)
     }
 
     fn int_greater_equal_elem(
@@ -158,7 +412,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         rhs: Scalar,
         out_dtype: BoolDType,
     ) -> BoolTensor<Self> {
-        todo!("vmap: int_greater_equal_elem")
+        lhs.map(|t| B::int_greater_equal_elem(t, rhs, out_dtype))
     }
 
     fn int_lower(
@@ -166,11 +420,11 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         rhs: IntTensor<Self>,
         out_dtype: BoolDType,
     ) -> BoolTensor<Self> {
-        todo!("vmap: int_lower")
+        cmp!(int_lower, lhs, rhs, out_dtype)
     }
 
     fn int_lower_elem(lhs: IntTensor<Self>, rhs: Scalar, out_dtype: BoolDType) -> BoolTensor<Self> {
-        todo!("vmap: int_lower_elem")
+        lhs.map(|t| B::int_lower_elem(t, rhs, out_dtype))
     }
 
     fn int_lower_equal(
@@ -178,7 +432,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         rhs: IntTensor<Self>,
         out_dtype: BoolDType,
     ) -> BoolTensor<Self> {
-        todo!("vmap: int_lower_equal")
+        cmp!(int_lower_equal, lhs, rhs, out_dtype)
     }
 
     fn int_lower_equal_elem(
@@ -186,136 +440,272 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         rhs: Scalar,
         out_dtype: BoolDType,
     ) -> BoolTensor<Self> {
-        todo!("vmap: int_lower_equal_elem")
+        lhs.map(|t| B::int_lower_equal_elem(t, rhs, out_dtype))
     }
 
     fn int_add(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_add")
+        binary!(int_add, lhs, rhs)
     }
 
     fn int_add_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: int_add_scalar")
+        lhs.map(|t| B::int_add_scalar(t, rhs))
     }
 
-    // provided: int_powi
-    // provided: int_powi_scalar
-    // provided: int_powi_scalar_impl
-    // provided: int_clamp_min
-    // provided: int_clamp_max
-    // provided: int_clamp
+    fn int_powi(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
+        binary!(int_powi, lhs, rhs)
+    }
+
+    fn int_powi_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
+        lhs.map(|t| B::int_powi_scalar(t, rhs))
+    }
+
+    fn int_powi_scalar_impl(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
+        lhs.map(|t| B::int_powi_scalar_impl(t, rhs))
+    }
+
+    fn int_clamp_min(tensor: IntTensor<Self>, min: Scalar) -> IntTensor<Self> {
+        tensor.map(|t| B::int_clamp_min(t, min))
+    }
+
+    fn int_clamp_max(tensor: IntTensor<Self>, max: Scalar) -> IntTensor<Self> {
+        tensor.map(|t| B::int_clamp_max(t, max))
+    }
+
+    fn int_clamp(tensor: IntTensor<Self>, min: Scalar, max: Scalar) -> IntTensor<Self> {
+        tensor.map(|t| B::int_clamp(t, min, max))
+    }
+
     fn int_sub(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_sub")
+        binary!(int_sub, lhs, rhs)
     }
 
     fn int_sub_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: int_sub_scalar")
+        lhs.map(|t| B::int_sub_scalar(t, rhs))
     }
 
     fn int_mul(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_mul")
+        binary!(int_mul, lhs, rhs)
     }
 
     fn int_mul_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: int_mul_scalar")
+        lhs.map(|t| B::int_mul_scalar(t, rhs))
     }
 
     fn int_div(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_div")
+        binary!(int_div, lhs, rhs)
     }
 
     fn int_div_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: int_div_scalar")
+        lhs.map(|t| B::int_div_scalar(t, rhs))
     }
 
     fn int_remainder(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_remainder")
+        binary!(int_remainder, lhs, rhs)
     }
 
     fn int_remainder_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: int_remainder_scalar")
+        lhs.map(|t| B::int_remainder_scalar(t, rhs))
     }
 
     fn int_matmul(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_matmul")
+        // An unbatched operand gets a size-1 member axis, which matmul broadcasts as a batch dim.
+        binary!(int_matmul, lhs, rhs)
     }
 
-    // provided: int_neg
-    // provided: int_zeros
-    // provided: int_ones
-    // provided: int_full
+    fn int_neg(tensor: IntTensor<Self>) -> IntTensor<Self> {
+        tensor.map(B::int_neg)
+    }
+
+    fn int_zeros(shape: Shape, device: &Device<Self>, dtype: IntDType) -> IntTensor<Self> {
+        VmapTensor::unbatched(B::int_zeros(shape, &device.inner, dtype), device.members)
+    }
+
+    fn int_ones(shape: Shape, device: &Device<Self>, dtype: IntDType) -> IntTensor<Self> {
+        VmapTensor::unbatched(B::int_ones(shape, &device.inner, dtype), device.members)
+    }
+
+    fn int_full(
+        shape: Shape,
+        fill_value: Scalar,
+        device: &Device<Self>,
+        dtype: IntDType,
+    ) -> IntTensor<Self> {
+        VmapTensor::unbatched(
+            B::int_full(shape, fill_value, &device.inner, dtype),
+            device.members,
+        )
+    }
+
     fn int_sum(tensor: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_sum")
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::int_sum_dim(rows::<B, IntKind>(t, members), 1))
+        } else {
+            tensor.map(B::int_sum)
+        }
     }
 
     fn int_sum_dim(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_sum_dim")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_sum_dim(t, d))
     }
 
     fn int_prod(tensor: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_prod")
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::int_prod_dim(rows::<B, IntKind>(t, members), 1))
+        } else {
+            tensor.map(B::int_prod)
+        }
     }
 
     fn int_prod_dim(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_prod_dim")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_prod_dim(t, d))
     }
 
-    // provided: int_mean
+    fn int_mean(tensor: IntTensor<Self>) -> IntTensor<Self> {
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::int_mean_dim(rows::<B, IntKind>(t, members), 1))
+        } else {
+            tensor.map(B::int_mean)
+        }
+    }
+
     fn int_mean_dim(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_mean_dim")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_mean_dim(t, d))
     }
 
     fn int_cumsum(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_cumsum")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_cumsum(t, d))
     }
 
     fn int_cumprod(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_cumprod")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_cumprod(t, d))
     }
 
     fn int_cummin(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_cummin")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_cummin(t, d))
     }
 
     fn int_cummax(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_cummax")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_cummax(t, d))
     }
 
     fn int_argmax(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_argmax")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_argmax(t, d))
     }
 
     fn int_argtopk(tensor: IntTensor<Self>, dim: usize, k: usize) -> IntTensor<Self> {
-        todo!("vmap: int_argtopk")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_argtopk(t, d, k))
     }
 
-    // provided: int_topk
+    fn int_topk(tensor: IntTensor<Self>, dim: usize, k: usize) -> IntTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_topk(t, d, k))
+    }
+
     fn int_argmin(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
-        todo!("vmap: int_argmin")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_argmin(t, d))
     }
 
-    // provided: int_max
-    // provided: int_max_dim
-    // provided: int_max_dim_with_indices
-    // provided: int_max_abs
-    // provided: int_max_abs_dim
-    // provided: int_min
-    // provided: int_min_dim
-    // provided: int_min_dim_with_indices
+    fn int_max(tensor: IntTensor<Self>) -> IntTensor<Self> {
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::int_max_dim(rows::<B, IntKind>(t, members), 1))
+        } else {
+            tensor.map(B::int_max)
+        }
+    }
+
+    fn int_max_dim(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_max_dim(t, d))
+    }
+
+    fn int_max_dim_with_indices(
+        tensor: IntTensor<Self>,
+        dim: usize,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let (d, batched, members) = (tensor.dim(dim), tensor.batched, tensor.members);
+        let (values, indices) = B::int_max_dim_with_indices(tensor.inner, d);
+        (
+            VmapTensor::new(values, batched, members),
+            VmapTensor::new(indices, batched, members),
+        )
+    }
+
+    fn int_max_abs(tensor: IntTensor<Self>) -> IntTensor<Self> {
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::int_max_abs_dim(rows::<B, IntKind>(t, members), 1))
+        } else {
+            tensor.map(B::int_max_abs)
+        }
+    }
+
+    fn int_max_abs_dim(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_max_abs_dim(t, d))
+    }
+
+    fn int_min(tensor: IntTensor<Self>) -> IntTensor<Self> {
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::int_min_dim(rows::<B, IntKind>(t, members), 1))
+        } else {
+            tensor.map(B::int_min)
+        }
+    }
+
+    fn int_min_dim(tensor: IntTensor<Self>, dim: usize) -> IntTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_min_dim(t, d))
+    }
+
+    fn int_min_dim_with_indices(
+        tensor: IntTensor<Self>,
+        dim: usize,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let (d, batched, members) = (tensor.dim(dim), tensor.batched, tensor.members);
+        let (values, indices) = B::int_min_dim_with_indices(tensor.inner, d);
+        (
+            VmapTensor::new(values, batched, members),
+            VmapTensor::new(indices, batched, members),
+        )
+    }
+
     fn int_abs(tensor: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: int_abs")
+        tensor.map(B::int_abs)
     }
 
-    // provided: int_transpose
+    fn int_transpose(tensor: IntTensor<Self>) -> IntTensor<Self> {
+        let rank = tensor.rank();
+        Self::int_swap_dims(tensor, rank - 2, rank - 1)
+    }
+
     fn int_swap_dims(tensor: IntTensor<Self>, dim1: usize, dim2: usize) -> IntTensor<Self> {
-        todo!("vmap: int_swap_dims")
+        let (d1, d2) = (tensor.dim(dim1), tensor.dim(dim2));
+        tensor.map(|t| B::int_swap_dims(t, d1, d2))
     }
 
     fn int_permute(tensor: IntTensor<Self>, axes: &[usize]) -> IntTensor<Self> {
-        todo!("vmap: int_permute")
+        let axes = shift_axes(axes, tensor.batched);
+        tensor.map(|t| B::int_permute(t, &axes))
     }
 
     fn int_flip(tensor: IntTensor<Self>, axes: &[usize]) -> IntTensor<Self> {
-        todo!("vmap: int_flip")
+        let axes: Vec<usize> = axes.iter().map(|&a| tensor.dim(a)).collect();
+        tensor.map(|t| B::int_flip(t, &axes))
     }
 
     fn int_random(
@@ -324,69 +714,143 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         device: &Device<Self>,
         dtype: IntDType,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_random")
+        // One independent draw per member.
+        let physical = batched_shape(device.members, &shape);
+        VmapTensor::batched(
+            B::int_random(physical, distribution, &device.inner, dtype),
+            device.members,
+        )
     }
 
-    // provided: int_arange_step
-    // provided: int_arange
-    // provided: int_any
-    // provided: int_any_dim
-    // provided: int_all
-    // provided: int_all_dim
-    // provided: int_sign
+    fn int_arange_step(
+        range: Range<i64>,
+        step: usize,
+        device: &Device<Self>,
+        dtype: IntDType,
+    ) -> IntTensor<Self> {
+        VmapTensor::unbatched(
+            B::int_arange_step(range, step, &device.inner, dtype),
+            device.members,
+        )
+    }
+
+    fn int_arange(range: Range<i64>, device: &Device<Self>, dtype: IntDType) -> IntTensor<Self> {
+        VmapTensor::unbatched(B::int_arange(range, &device.inner, dtype), device.members)
+    }
+
+    fn int_any(tensor: IntTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::int_any_dim(rows::<B, IntKind>(t, members), 1, out_dtype))
+        } else {
+            tensor.map(|t| B::int_any(t, out_dtype))
+        }
+    }
+
+    fn int_any_dim(tensor: IntTensor<Self>, dim: usize, out_dtype: BoolDType) -> BoolTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_any_dim(t, d, out_dtype))
+    }
+
+    fn int_all(tensor: IntTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
+        if tensor.batched {
+            let members = tensor.members;
+            tensor.map(|t| B::int_all_dim(rows::<B, IntKind>(t, members), 1, out_dtype))
+        } else {
+            tensor.map(|t| B::int_all(t, out_dtype))
+        }
+    }
+
+    fn int_all_dim(tensor: IntTensor<Self>, dim: usize, out_dtype: BoolDType) -> BoolTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_all_dim(t, d, out_dtype))
+    }
+
+    fn int_sign(tensor: IntTensor<Self>) -> IntTensor<Self> {
+        tensor.map(B::int_sign)
+    }
+
     fn int_expand(tensor: IntTensor<Self>, shape: Shape) -> IntTensor<Self> {
-        todo!("vmap: int_expand")
+        let (view, target) =
+            expand_plan(tensor.inner.shape(), tensor.batched, tensor.members, &shape);
+        tensor.map(|t| {
+            let t = match view {
+                Some(view) => B::int_reshape(t, view),
+                None => t,
+            };
+            B::int_expand(t, target)
+        })
     }
 
-    // provided: int_sort
-    // provided: int_sort_with_indices
-    // provided: int_argsort
+    fn int_sort(tensor: IntTensor<Self>, dim: usize, descending: bool) -> IntTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_sort(t, d, descending))
+    }
+
+    fn int_sort_with_indices(
+        tensor: IntTensor<Self>,
+        dim: usize,
+        descending: bool,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        let (d, batched, members) = (tensor.dim(dim), tensor.batched, tensor.members);
+        let (values, indices) = B::int_sort_with_indices(tensor.inner, d, descending);
+        (
+            VmapTensor::new(values, batched, members),
+            VmapTensor::new(indices, batched, members),
+        )
+    }
+
+    fn int_argsort(tensor: IntTensor<Self>, dim: usize, descending: bool) -> IntTensor<Self> {
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_argsort(t, d, descending))
+    }
+
     fn bitwise_and(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: bitwise_and")
+        binary!(bitwise_and, lhs, rhs)
     }
 
     fn bitwise_and_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: bitwise_and_scalar")
+        lhs.map(|t| B::bitwise_and_scalar(t, rhs))
     }
 
     fn bitwise_or(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: bitwise_or")
+        binary!(bitwise_or, lhs, rhs)
     }
 
     fn bitwise_or_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: bitwise_or_scalar")
+        lhs.map(|t| B::bitwise_or_scalar(t, rhs))
     }
 
     fn bitwise_xor(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: bitwise_xor")
+        binary!(bitwise_xor, lhs, rhs)
     }
 
     fn bitwise_xor_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: bitwise_xor_scalar")
+        lhs.map(|t| B::bitwise_xor_scalar(t, rhs))
     }
 
     fn bitwise_not(tensor: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: bitwise_not")
+        tensor.map(B::bitwise_not)
     }
 
     fn bitwise_left_shift(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: bitwise_left_shift")
+        binary!(bitwise_left_shift, lhs, rhs)
     }
 
     fn bitwise_left_shift_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: bitwise_left_shift_scalar")
+        lhs.map(|t| B::bitwise_left_shift_scalar(t, rhs))
     }
 
     fn bitwise_right_shift(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
-        todo!("vmap: bitwise_right_shift")
+        binary!(bitwise_right_shift, lhs, rhs)
     }
 
     fn bitwise_right_shift_scalar(lhs: IntTensor<Self>, rhs: Scalar) -> IntTensor<Self> {
-        todo!("vmap: bitwise_right_shift_scalar")
+        lhs.map(|t| B::bitwise_right_shift_scalar(t, rhs))
     }
 
     fn int_cast(tensor: IntTensor<Self>, dtype: IntDType) -> IntTensor<Self> {
-        todo!("vmap: int_cast")
+        tensor.map(|t| B::int_cast(t, dtype))
     }
 
     fn int_unfold(
@@ -395,6 +859,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         size: usize,
         step: usize,
     ) -> IntTensor<Self> {
-        todo!("vmap: int_unfold")
+        let d = tensor.dim(dim);
+        tensor.map(|t| B::int_unfold(t, d, size, step))
     }
 }

@@ -8,7 +8,7 @@ use burn::tensor::{Bool, Int, Tensor, TensorMetadata, TensorPrimitive};
 
 use crate::error::VmapError;
 use crate::member::{cat_members, check_indices, select_members, take_member};
-use crate::tensor::{BoolKind, FloatKind, IntKind, VmapTensor, materialize_copy};
+use crate::tensor::{materialize_copy, BoolKind, FloatKind, IntKind, VmapTensor};
 use crate::vmap_backend::VmapBackend;
 use crate::VmapDevice;
 
@@ -165,7 +165,8 @@ impl<M> Batched<M> {
                 }
             }
         }
-        let mut columns: Vec<Vec<Stored<B::Inner>>> = (0..first.params.len()).map(|_| Vec::new()).collect();
+        let mut columns: Vec<Vec<Stored<B::Inner>>> =
+            (0..first.params.len()).map(|_| Vec::new()).collect();
         for c in collected {
             for (j, p) in c.params.into_iter().enumerate() {
                 columns[j].push(p.one_member);
@@ -302,22 +303,31 @@ impl<I: Backend> Stored<I> {
     fn cat(parts: Vec<Self>) -> Self {
         match &parts[0] {
             Stored::Float(_) => Stored::Float(cat_members::<I, FloatKind>(
-                parts.into_iter().map(|p| match p {
-                    Stored::Float(t) => t,
-                    _ => unreachable!("parameter kinds are checked by position"),
-                }).collect(),
+                parts
+                    .into_iter()
+                    .map(|p| match p {
+                        Stored::Float(t) => t,
+                        _ => unreachable!("parameter kinds are checked by position"),
+                    })
+                    .collect(),
             )),
             Stored::Int(_) => Stored::Int(cat_members::<I, IntKind>(
-                parts.into_iter().map(|p| match p {
-                    Stored::Int(t) => t,
-                    _ => unreachable!("parameter kinds are checked by position"),
-                }).collect(),
+                parts
+                    .into_iter()
+                    .map(|p| match p {
+                        Stored::Int(t) => t,
+                        _ => unreachable!("parameter kinds are checked by position"),
+                    })
+                    .collect(),
             )),
             Stored::Bool(_) => Stored::Bool(cat_members::<I, BoolKind>(
-                parts.into_iter().map(|p| match p {
-                    Stored::Bool(t) => t,
-                    _ => unreachable!("parameter kinds are checked by position"),
-                }).collect(),
+                parts
+                    .into_iter()
+                    .map(|p| match p {
+                        Stored::Bool(t) => t,
+                        _ => unreachable!("parameter kinds are checked by position"),
+                    })
+                    .collect(),
             )),
         }
     }
@@ -425,9 +435,13 @@ impl<B: VmapBackend> ModuleVisitor<B> for MemberCount {
 /// Applies a per-kind transformation to every parameter, keeping ids, mappers and
 /// `require_grad`.
 trait ParamTransform<I: Backend> {
-    fn float(&mut self, t: VmapTensor<I::FloatTensorPrimitive>) -> VmapTensor<I::FloatTensorPrimitive>;
+    fn float(
+        &mut self,
+        t: VmapTensor<I::FloatTensorPrimitive>,
+    ) -> VmapTensor<I::FloatTensorPrimitive>;
     fn int(&mut self, t: VmapTensor<I::IntTensorPrimitive>) -> VmapTensor<I::IntTensorPrimitive>;
-    fn bool(&mut self, t: VmapTensor<I::BoolTensorPrimitive>) -> VmapTensor<I::BoolTensorPrimitive>;
+    fn bool(&mut self, t: VmapTensor<I::BoolTensorPrimitive>)
+        -> VmapTensor<I::BoolTensorPrimitive>;
 }
 
 macro_rules! mapper_from_transform {
@@ -462,7 +476,10 @@ struct Materialize {
 }
 
 impl<I: Backend> ParamTransform<I> for Materialize {
-    fn float(&mut self, t: VmapTensor<I::FloatTensorPrimitive>) -> VmapTensor<I::FloatTensorPrimitive> {
+    fn float(
+        &mut self,
+        t: VmapTensor<I::FloatTensorPrimitive>,
+    ) -> VmapTensor<I::FloatTensorPrimitive> {
         let t = VmapTensor::new(t.inner, t.batched, self.members);
         VmapTensor::batched(materialize_copy::<I, FloatKind>(t), self.members)
     }
@@ -470,7 +487,10 @@ impl<I: Backend> ParamTransform<I> for Materialize {
         let t = VmapTensor::new(t.inner, t.batched, self.members);
         VmapTensor::batched(materialize_copy::<I, IntKind>(t), self.members)
     }
-    fn bool(&mut self, t: VmapTensor<I::BoolTensorPrimitive>) -> VmapTensor<I::BoolTensorPrimitive> {
+    fn bool(
+        &mut self,
+        t: VmapTensor<I::BoolTensorPrimitive>,
+    ) -> VmapTensor<I::BoolTensorPrimitive> {
         let t = VmapTensor::new(t.inner, t.batched, self.members);
         VmapTensor::batched(materialize_copy::<I, BoolKind>(t), self.members)
     }
@@ -483,13 +503,19 @@ struct SelectMembers<'a> {
 }
 
 impl<I: Backend> ParamTransform<I> for SelectMembers<'_> {
-    fn float(&mut self, t: VmapTensor<I::FloatTensorPrimitive>) -> VmapTensor<I::FloatTensorPrimitive> {
+    fn float(
+        &mut self,
+        t: VmapTensor<I::FloatTensorPrimitive>,
+    ) -> VmapTensor<I::FloatTensorPrimitive> {
         select_members::<I, FloatKind>(t, self.indices)
     }
     fn int(&mut self, t: VmapTensor<I::IntTensorPrimitive>) -> VmapTensor<I::IntTensorPrimitive> {
         select_members::<I, IntKind>(t, self.indices)
     }
-    fn bool(&mut self, t: VmapTensor<I::BoolTensorPrimitive>) -> VmapTensor<I::BoolTensorPrimitive> {
+    fn bool(
+        &mut self,
+        t: VmapTensor<I::BoolTensorPrimitive>,
+    ) -> VmapTensor<I::BoolTensorPrimitive> {
         select_members::<I, BoolKind>(t, self.indices)
     }
 }
@@ -501,13 +527,19 @@ struct TakeMember {
 }
 
 impl<I: Backend> ParamTransform<I> for TakeMember {
-    fn float(&mut self, t: VmapTensor<I::FloatTensorPrimitive>) -> VmapTensor<I::FloatTensorPrimitive> {
+    fn float(
+        &mut self,
+        t: VmapTensor<I::FloatTensorPrimitive>,
+    ) -> VmapTensor<I::FloatTensorPrimitive> {
         take_member::<I, FloatKind>(t, self.index)
     }
     fn int(&mut self, t: VmapTensor<I::IntTensorPrimitive>) -> VmapTensor<I::IntTensorPrimitive> {
         take_member::<I, IntKind>(t, self.index)
     }
-    fn bool(&mut self, t: VmapTensor<I::BoolTensorPrimitive>) -> VmapTensor<I::BoolTensorPrimitive> {
+    fn bool(
+        &mut self,
+        t: VmapTensor<I::BoolTensorPrimitive>,
+    ) -> VmapTensor<I::BoolTensorPrimitive> {
         take_member::<I, BoolKind>(t, self.index)
     }
 }
@@ -527,13 +559,19 @@ impl<B: VmapBackend, It: Iterator<Item = Stored<B::Inner>>> ModuleMapper<B> for 
         Param::from_mapped_value(id, tensor.set_require_grad(require_grad), mapper)
     }
 
-    fn map_int<const D: usize>(&mut self, param: Param<Tensor<B, D, Int>>) -> Param<Tensor<B, D, Int>> {
+    fn map_int<const D: usize>(
+        &mut self,
+        param: Param<Tensor<B, D, Int>>,
+    ) -> Param<Tensor<B, D, Int>> {
         let (id, tensor, mapper) = param.consume();
         let v = self.int(B::int_to_vmap(tensor.into_primitive()));
         Param::from_mapped_value(id, Tensor::from_primitive(B::int_from_vmap(v)), mapper)
     }
 
-    fn map_bool<const D: usize>(&mut self, param: Param<Tensor<B, D, Bool>>) -> Param<Tensor<B, D, Bool>> {
+    fn map_bool<const D: usize>(
+        &mut self,
+        param: Param<Tensor<B, D, Bool>>,
+    ) -> Param<Tensor<B, D, Bool>> {
         let (id, tensor, mapper) = param.consume();
         let v = self.bool(B::bool_to_vmap(tensor.into_primitive()));
         Param::from_mapped_value(id, Tensor::from_primitive(B::bool_from_vmap(v)), mapper)
@@ -541,7 +579,10 @@ impl<B: VmapBackend, It: Iterator<Item = Stored<B::Inner>>> ModuleMapper<B> for 
 }
 
 impl<I: Backend, It: Iterator<Item = Stored<I>>> Replace<It> {
-    fn float(&mut self, _: VmapTensor<I::FloatTensorPrimitive>) -> VmapTensor<I::FloatTensorPrimitive> {
+    fn float(
+        &mut self,
+        _: VmapTensor<I::FloatTensorPrimitive>,
+    ) -> VmapTensor<I::FloatTensorPrimitive> {
         match self.values.next() {
             Some(Stored::Float(t)) => t,
             _ => unreachable!("saturate-vmap: parameter order changed between visit and map"),
@@ -553,7 +594,10 @@ impl<I: Backend, It: Iterator<Item = Stored<I>>> Replace<It> {
             _ => unreachable!("saturate-vmap: parameter order changed between visit and map"),
         }
     }
-    fn bool(&mut self, _: VmapTensor<I::BoolTensorPrimitive>) -> VmapTensor<I::BoolTensorPrimitive> {
+    fn bool(
+        &mut self,
+        _: VmapTensor<I::BoolTensorPrimitive>,
+    ) -> VmapTensor<I::BoolTensorPrimitive> {
         match self.values.next() {
             Some(Stored::Bool(t)) => t,
             _ => unreachable!("saturate-vmap: parameter order changed between visit and map"),

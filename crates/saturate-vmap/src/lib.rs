@@ -15,6 +15,8 @@ pub use backend::Vmap;
 pub use batched::Batched;
 pub use device::VmapDevice;
 pub use error::VmapError;
-pub use member::{is_batched, member_data, member_tensor, member_values, per_member, stack_members};
+pub use member::{
+    is_batched, member_data, member_tensor, member_values, per_member, stack_members,
+};
 pub use tensor::{VmapQTensor, VmapTensor};
 pub use vmap_backend::VmapBackend;

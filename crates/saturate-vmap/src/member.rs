@@ -7,7 +7,7 @@ use burn::tensor::ops::IntTensor;
 use burn::tensor::{Tensor, TensorData, TensorMetadata, TensorPrimitive};
 
 use crate::error::VmapError;
-use crate::tensor::{FloatKind, Kind, VmapTensor, materialize_copy};
+use crate::tensor::{materialize_copy, FloatKind, Kind, VmapTensor};
 use crate::vmap_backend::VmapBackend;
 
 /// An int tensor of member indices on the inner backend.
@@ -59,7 +59,9 @@ pub(crate) fn take_member<I: Backend, K: Kind<I>>(
 }
 
 /// Concatenates groups along the member axis.
-pub(crate) fn cat_members<I: Backend, K: Kind<I>>(groups: Vec<VmapTensor<K::P>>) -> VmapTensor<K::P> {
+pub(crate) fn cat_members<I: Backend, K: Kind<I>>(
+    groups: Vec<VmapTensor<K::P>>,
+) -> VmapTensor<K::P> {
     let members = groups.iter().map(|t| t.members).sum();
     let parts = groups.into_iter().map(materialize_copy::<I, K>).collect();
     VmapTensor::batched(K::cat(parts, 0), members)
@@ -79,7 +81,13 @@ pub(crate) fn split_members(data: TensorData) -> Vec<TensorData> {
     let bytes = data.as_bytes();
     let per = bytes.len() / members.max(1);
     (0..members)
-        .map(|m| TensorData::from_bytes_vec(bytes[m * per..(m + 1) * per].to_vec(), rest.clone(), data.dtype))
+        .map(|m| {
+            TensorData::from_bytes_vec(
+                bytes[m * per..(m + 1) * per].to_vec(),
+                rest.clone(),
+                data.dtype,
+            )
+        })
         .collect()
 }
 
@@ -126,7 +134,10 @@ pub fn member_values<B: VmapBackend>(tensor: Tensor<B, 1>) -> Result<Vec<f64>, V
 ///
 /// # Errors
 /// [`VmapError::MemberCountMismatch`] if `values.len()` is not the device's member count.
-pub fn per_member<B: VmapBackend>(values: &[f64], device: &B::Device) -> Result<Tensor<B, 1>, VmapError> {
+pub fn per_member<B: VmapBackend>(
+    values: &[f64],
+    device: &B::Device,
+) -> Result<Tensor<B, 1>, VmapError> {
     if values.len() != device.members {
         return Err(VmapError::MemberCountMismatch {
             what: "per_member values".into(),
@@ -134,10 +145,13 @@ pub fn per_member<B: VmapBackend>(values: &[f64], device: &B::Device) -> Result<
             got: values.len(),
         });
     }
-    let data = TensorData::new(values.to_vec(), [values.len(), 1]).convert::<<B::Inner as BackendTypes>::FloatElem>();
+    let data = TensorData::new(values.to_vec(), [values.len(), 1])
+        .convert::<<B::Inner as BackendTypes>::FloatElem>();
     let inner = <B::Inner as FloatTensorOps<B::Inner>>::float_from_data(data, &device.inner);
     let tensor = VmapTensor::batched(inner, device.members);
-    Ok(Tensor::from_primitive(TensorPrimitive::Float(B::float_from_vmap(tensor))))
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(
+        B::float_from_vmap(tensor),
+    )))
 }
 
 /// Member `index` of a float tensor as an unbatched tensor (its logical shape, no member axis)
@@ -152,7 +166,9 @@ pub fn member_tensor<B: VmapBackend, const D: usize>(
     let tensor = B::float_to_vmap(tensor.into_primitive().tensor());
     check_indices(&[index], tensor.members)?;
     let one = take_member::<B::Inner, FloatKind>(tensor, index);
-    Ok(Tensor::from_primitive(TensorPrimitive::Float(B::float_from_vmap(one))))
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(
+        B::float_from_vmap(one),
+    )))
 }
 
 /// Stacks K tensors of the same shape (one per member) into one batched tensor of a K-member
@@ -163,7 +179,11 @@ pub fn member_tensor<B: VmapBackend, const D: usize>(
 pub fn stack_members<B: VmapBackend, const D: usize>(
     tensors: Vec<Tensor<B, D>>,
 ) -> Result<Tensor<B, D>, VmapError> {
-    let first = tensors.first().ok_or(VmapError::NoMembers)?.shape().to_vec();
+    let first = tensors
+        .first()
+        .ok_or(VmapError::NoMembers)?
+        .shape()
+        .to_vec();
     for (member, t) in tensors.iter().enumerate() {
         let got = t.shape().to_vec();
         if got != first {
@@ -179,13 +199,17 @@ pub fn stack_members<B: VmapBackend, const D: usize>(
         .into_iter()
         .map(|t| {
             let v = B::float_to_vmap(t.into_primitive().tensor());
-            let v = if v.batched { v } else { VmapTensor::unbatched(v.inner, 1) };
+            let v = if v.batched {
+                v
+            } else {
+                VmapTensor::unbatched(v.inner, 1)
+            };
             take_member_or_self::<B::Inner>(v)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Tensor::from_primitive(TensorPrimitive::Float(B::float_from_vmap(
-        cat_members::<B::Inner, FloatKind>(parts),
-    ))))
+    Ok(Tensor::from_primitive(TensorPrimitive::Float(
+        B::float_from_vmap(cat_members::<B::Inner, FloatKind>(parts)),
+    )))
 }
 
 fn take_member_or_self<I: Backend>(
@@ -200,4 +224,3 @@ fn take_member_or_self<I: Backend>(
     }
     Ok(VmapTensor::new(v.inner, v.batched, 1))
 }
-

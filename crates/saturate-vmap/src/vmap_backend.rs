@@ -1,8 +1,8 @@
 //! [`VmapBackend`]: the backends whose tensors carry a member axis (`Vmap<B>` and
 //! `Autodiff<Vmap<B>>`), with access to their [`VmapTensor`] form.
 
-use burn::backend::Autodiff;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::Autodiff;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::ops::{BoolTensor, FloatTensor, IntTensor};
 

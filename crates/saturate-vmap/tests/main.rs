@@ -3,7 +3,7 @@
 
 #[macro_use]
 pub mod harness;
+mod batched;
 mod coverage;
 mod ops;
-mod batched;
 mod parity;

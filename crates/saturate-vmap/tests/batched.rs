@@ -1,1 +1,790 @@
-//! Batched<M> and member helpers.
+//! `Batched<M>` and the member helpers: construction (init / stack), member access and
+//! round-trips through burn's recorders, retain / extend, per-member running state, the
+//! per-member value helpers, per-member dropout, and the typed errors for bad input.
+
+use std::path::PathBuf;
+
+use burn::backend::NdArray;
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::nn::{
+    BatchNorm, BatchNormConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig, Relu,
+};
+use burn::record::{BinFileRecorder, FullPrecisionSettings, NamedMpkFileRecorder};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Tensor, TensorData};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use saturate_vmap::nn::DropoutConfig;
+use saturate_vmap::{
+    is_batched, member_data, member_tensor, member_values, per_member, stack_members, Batched,
+    Vmap, VmapBackend, VmapDevice, VmapError,
+};
+
+use crate::parity::common::{
+    cpu, group_device, group_params, max_diff, params, uniform, Inner, Snap, G, R,
+};
+
+/// A small module with random parameters (linear weights and biases), constant-initialised
+/// parameters (LayerNorm gamma = 1, beta = 0) and running state (BatchNorm).
+#[derive(Module, Debug)]
+pub struct Net<B: Backend> {
+    first: Linear<B>,
+    norm: LayerNorm<B>,
+    bn: BatchNorm<B>,
+    head: Linear<B>,
+}
+
+impl<B: Backend> Net<B> {
+    fn new(device: &B::Device) -> Self {
+        Self {
+            first: LinearConfig::new(5, 6).init(device),
+            norm: LayerNormConfig::new(6).init(device),
+            bn: BatchNormConfig::new(6).init(device),
+            head: LinearConfig::new(6, 3).init(device),
+        }
+    }
+
+    fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+        let x = self.norm.forward(self.first.forward(x));
+        self.head.forward(Relu::new().forward(x))
+    }
+}
+
+fn snaps_equal(a: &[Snap], b: &[Snap]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.path == y.path && x.shape == y.shape && x.values == y.values)
+}
+
+fn input(seed: u64, shape: &[usize]) -> TensorData {
+    uniform(&mut StdRng::seed_from_u64(seed), shape, -1.0, 1.0)
+}
+
+fn values(data: &TensorData) -> Vec<f32> {
+    data.clone()
+        .convert::<f32>()
+        .to_vec::<f32>()
+        .expect("f32 data")
+}
+
+/// Whether every float parameter of a module is batched.
+struct AllBatched {
+    path: Vec<String>,
+    unbatched: Vec<String>,
+    count: usize,
+}
+
+impl<B: VmapBackend> ModuleVisitor<B> for AllBatched {
+    fn enter_module(&mut self, name: &str, _: &str) {
+        self.path.push(name.to_string());
+    }
+    fn exit_module(&mut self, _: &str, _: &str) {
+        self.path.pop();
+    }
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        self.count += 1;
+        if !is_batched(&param.val()) {
+            self.unbatched.push(self.path.join("."));
+        }
+    }
+}
+
+fn unbatched_params<B: VmapBackend, M: Module<B>>(module: &M) -> (usize, Vec<String>) {
+    let mut v = AllBatched {
+        path: Vec::new(),
+        unbatched: Vec::new(),
+        count: 0,
+    };
+    module.visit(&mut v);
+    (v.count, v.unbatched)
+}
+
+fn temp_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("saturate-vmap-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+// ---------------------------------------------------------------------------------------------
+// init
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn init_gives_k_different_members_and_batches_every_param() {
+    let group: Batched<Net<G>> = Batched::init(4, &cpu(), |d| Net::new(d)).unwrap();
+    assert_eq!(group.members(), 4);
+    let (count, unbatched) = unbatched_params(&*group);
+    // first.weight, first.bias, norm.gamma, norm.beta, bn.{gamma, beta, running_mean,
+    // running_var}, head.weight, head.bias
+    assert_eq!(count, 10);
+    assert!(unbatched.is_empty(), "unbatched after init: {unbatched:?}");
+
+    let members = group_params(&*group);
+    assert_eq!(members.len(), 4);
+    for (j, p) in members[0].iter().enumerate() {
+        let constant = p.path.starts_with("norm") || p.path.starts_with("bn");
+        for k in 1..4 {
+            let q = &members[k][j];
+            assert_eq!(p.path, q.path);
+            assert_eq!(p.shape, q.shape, "`{}`: logical shape", p.path);
+            if constant {
+                // Constant initialisers: same value, but one copy per member.
+                assert_eq!(p.values, q.values, "`{}`: constant init differs", p.path);
+            } else {
+                assert_ne!(
+                    p.values, q.values,
+                    "`{}`: members 0 and {k} got the same random init",
+                    p.path
+                );
+            }
+        }
+    }
+    // LayerNorm gamma is ones, beta zeros, in every member.
+    let gamma = members[2].iter().find(|p| p.path == "norm.gamma").unwrap();
+    assert!(gamma.values.iter().all(|&v| v == 1.0));
+    let beta = members[3].iter().find(|p| p.path == "norm.beta").unwrap();
+    assert!(beta.values.iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn init_on_vmap_without_autodiff() {
+    let group: Batched<Linear<Vmap<Inner>>> =
+        Batched::init(3, &cpu(), |d| LinearConfig::new(4, 2).init(d)).unwrap();
+    let (count, unbatched) = unbatched_params(&*group);
+    assert_eq!(count, 2);
+    assert!(unbatched.is_empty(), "{unbatched:?}");
+    let out = group.forward(Tensor::ones([5, 4], &group.device()));
+    assert_eq!(out.dims(), [5, 2]);
+    assert!(is_batched(&out));
+    assert_eq!(member_data(out).len(), 3);
+}
+
+#[test]
+fn init_with_zero_members_is_an_error() {
+    let err =
+        Batched::<Linear<G>>::init(0, &cpu(), |d| LinearConfig::new(2, 2).init(d)).unwrap_err();
+    assert_eq!(err, VmapError::NoMembers);
+}
+
+#[test]
+fn members_device_and_deref() {
+    let group: Batched<Net<G>> = Batched::init(3, &cpu(), |d| Net::new(d)).unwrap();
+    assert_eq!(group.members(), 3);
+    let device = group.device();
+    assert_eq!(device.members, 3);
+    assert_eq!(device.inner, cpu());
+    assert_eq!(device, group_device(3));
+    // Deref: the module's own forward runs all members.
+    let x = Tensor::<G, 2>::from_data(input(1, &[7, 5]), &device);
+    let y = group.forward(x.clone());
+    assert_eq!(y.dims(), [7, 3]);
+    let per = member_data(y);
+    assert_eq!(per.len(), 3);
+    assert_ne!(values(&per[0]), values(&per[1]));
+    // module() and Deref are the same module.
+    let z = group.module().forward(x);
+    for (a, b) in per.iter().zip(member_data(z)) {
+        assert_eq!(values(a), values(&b));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// stack
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn stack_from_unbatched_members() {
+    let one = VmapDevice::new(cpu(), 1);
+    let modules: Vec<Net<G>> = (0..3).map(|_| Net::new(&one)).collect();
+    let want: Vec<Vec<Snap>> = modules.iter().map(|m| params(m)).collect();
+    let group = Batched::stack(modules).unwrap();
+    assert_eq!(group.members(), 3);
+    let (_, unbatched) = unbatched_params(&*group);
+    assert!(unbatched.is_empty(), "{unbatched:?}");
+    let got = group_params(&*group);
+    for k in 0..3 {
+        assert!(snaps_equal(&got[k], &want[k]), "member {k} differs");
+        assert!(snaps_equal(&params(&group.member(k).unwrap()), &want[k]));
+    }
+    // The stacked group computes each member's own outputs.
+    let x = input(2, &[4, 5]);
+    let out = member_data(group.forward(Tensor::from_data(x.clone(), &group.device())));
+    for (k, m) in (0..3).map(|k| (k, group.member(k).unwrap())) {
+        let alone = m.forward(Tensor::from_data(x.clone(), &VmapDevice::new(cpu(), 1)));
+        let alone = member_data(alone).remove(0);
+        let (d, ok) = max_diff(&values(&out[k]), &values(&alone), 1e-6, 0.0);
+        assert!(ok, "member {k}: group vs alone differ by {d:e}");
+    }
+}
+
+#[test]
+fn stack_on_vmap_without_autodiff() {
+    let one = VmapDevice::<Inner>::new(cpu(), 1);
+    let modules: Vec<Linear<Vmap<Inner>>> =
+        (0..2).map(|_| LinearConfig::new(3, 2).init(&one)).collect();
+    let want: Vec<Vec<Snap>> = modules.iter().map(|m| params(m)).collect();
+    let group = Batched::stack(modules).unwrap();
+    let got = group_params(&*group);
+    assert!(snaps_equal(&got[0], &want[0]));
+    assert!(snaps_equal(&got[1], &want[1]));
+}
+
+#[derive(Module, Debug)]
+pub struct Two<B: Backend> {
+    body: Linear<B>,
+    hidden: Linear<B>,
+}
+
+#[test]
+fn stack_with_different_shapes_names_the_parameter_and_both_shapes() {
+    let one = VmapDevice::new(cpu(), 1);
+    let a = Two::<G> {
+        body: LinearConfig::new(3, 4).init(&one),
+        hidden: LinearConfig::new(4, 2).init(&one),
+    };
+    let b = Two::<G> {
+        body: LinearConfig::new(3, 4).init(&one),
+        hidden: LinearConfig::new(4, 5).init(&one),
+    };
+    let c = Two::<G> {
+        body: LinearConfig::new(3, 4).init(&one),
+        hidden: LinearConfig::new(4, 2).init(&one),
+    };
+    let err = Batched::stack(vec![a, c, b]).unwrap_err();
+    match &err {
+        VmapError::ShapeMismatch {
+            path,
+            member,
+            expected,
+            got,
+        } => {
+            assert_eq!(path, "hidden.weight");
+            assert_eq!(*member, 2);
+            assert_eq!(expected, &vec![4, 2]);
+            assert_eq!(got, &vec![4, 5]);
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(msg.contains("hidden.weight"), "{msg}");
+    assert!(msg.contains("[4, 2]") && msg.contains("[4, 5]"), "{msg}");
+}
+
+#[test]
+fn stack_with_different_structure_or_no_members_is_an_error() {
+    let one = VmapDevice::new(cpu(), 1);
+    let with_bias: Linear<G> = LinearConfig::new(3, 2).init(&one);
+    let without: Linear<G> = LinearConfig::new(3, 2).with_bias(false).init(&one);
+    let err = Batched::stack(vec![with_bias, without]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            VmapError::StructureMismatch {
+                member: 1,
+                expected: 2,
+                got: 1
+            }
+        ),
+        "{err:?}"
+    );
+    let err = Batched::<Linear<G>>::stack(Vec::new()).unwrap_err();
+    assert_eq!(err, VmapError::NoMembers);
+}
+
+#[test]
+fn stack_rejects_members_of_a_bigger_group() {
+    let three = VmapDevice::new(cpu(), 3);
+    let one = VmapDevice::new(cpu(), 1);
+    let big: Linear<G> = LinearConfig::new(3, 2).init(&three);
+    let small: Linear<G> = LinearConfig::new(3, 2).init(&one);
+    let err = Batched::stack(vec![small, big]).unwrap_err();
+    assert!(
+        matches!(err, VmapError::MemberCountMismatch { .. }),
+        "{err:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// member: an ordinary module, saved and loaded with burn's recorders
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn member_saved_with_a_recorder_loads_on_ndarray_with_identical_outputs() {
+    let group: Batched<Net<G>> = Batched::init(4, &cpu(), |d| Net::new(d)).unwrap();
+    let x = input(3, &[6, 5]);
+    let group_out = member_data(group.forward(Tensor::from_data(x.clone(), &group.device())));
+    for k in [0usize, 2, 3] {
+        let member: Net<G> = group.member(k).unwrap();
+        let (_, unbatched) = unbatched_params(&member);
+        assert_eq!(unbatched.len(), 10, "member({k}) must be unbatched");
+
+        let bin = BinFileRecorder::<FullPrecisionSettings>::new();
+        let path = temp_path(&format!("member-{k}"));
+        member.clone().save_file(path.clone(), &bin).unwrap();
+        let plain: Net<NdArray> = Net::new(&cpu()).load_file(path, &bin, &cpu()).unwrap();
+        let plain_out = plain
+            .forward(Tensor::from_data(x.clone(), &cpu()))
+            .into_data();
+        assert_eq!(
+            values(&plain_out),
+            values(&group_out[k]),
+            "member {k}: NdArray outputs differ from the group's"
+        );
+
+        // Same through the named MessagePack recorder, into an autodiff NdArray module.
+        let mpk = NamedMpkFileRecorder::<FullPrecisionSettings>::new();
+        let path = temp_path(&format!("member-{k}-mpk"));
+        member.save_file(path.clone(), &mpk).unwrap();
+        let plain: Net<R> = Net::new(&cpu()).load_file(path, &mpk, &cpu()).unwrap();
+        let plain_out = plain
+            .forward(Tensor::from_data(x.clone(), &cpu()))
+            .into_data();
+        let (d, ok) = max_diff(&values(&plain_out), &values(&group_out[k]), 0.0, 0.0);
+        assert!(ok, "member {k} (mpk, autodiff): outputs differ by {d:e}");
+    }
+}
+
+#[test]
+fn member_out_of_range_is_an_error() {
+    let group: Batched<Linear<G>> =
+        Batched::init(3, &cpu(), |d| LinearConfig::new(2, 2).init(d)).unwrap();
+    let err = group.member(3).unwrap_err();
+    assert_eq!(
+        err,
+        VmapError::MemberOutOfRange {
+            index: 3,
+            members: 3
+        }
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// retain / extend
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn retain_keeps_the_members_in_order() {
+    let group: Batched<Net<G>> = Batched::init(4, &cpu(), |d| Net::new(d)).unwrap();
+    let before = group_params(&*group);
+    let kept = group.clone().retain(&[3, 1]).unwrap();
+    assert_eq!(kept.members(), 2);
+    assert_eq!(kept.device().members, 2);
+    let after = group_params(&*kept);
+    assert_eq!(after.len(), 2);
+    assert!(snaps_equal(&after[0], &before[3]));
+    assert!(snaps_equal(&after[1], &before[1]));
+    // The retained group still trains / computes: outputs of the kept members are unchanged.
+    let x = input(4, &[3, 5]);
+    let all = member_data(group.forward(Tensor::from_data(x.clone(), &group.device())));
+    let two = member_data(kept.forward(Tensor::from_data(x, &kept.device())));
+    assert_eq!(values(&two[0]), values(&all[3]));
+    assert_eq!(values(&two[1]), values(&all[1]));
+}
+
+#[test]
+fn retain_errors() {
+    let group: Batched<Linear<G>> =
+        Batched::init(3, &cpu(), |d| LinearConfig::new(2, 2).init(d)).unwrap();
+    assert_eq!(
+        group.clone().retain(&[0, 2, 0]).unwrap_err(),
+        VmapError::DuplicateMember { index: 0 }
+    );
+    assert_eq!(
+        group.clone().retain(&[1, 5]).unwrap_err(),
+        VmapError::MemberOutOfRange {
+            index: 5,
+            members: 3
+        }
+    );
+    assert_eq!(group.retain(&[]).unwrap_err(), VmapError::NoMembers);
+}
+
+#[test]
+fn extend_appends_members() {
+    let a: Batched<Net<G>> = Batched::init(2, &cpu(), |d| Net::new(d)).unwrap();
+    let b: Batched<Net<G>> = Batched::init(3, &cpu(), |d| Net::new(d)).unwrap();
+    let (pa, pb) = (group_params(&*a), group_params(&*b));
+    let ab = a.extend(b).unwrap();
+    assert_eq!(ab.members(), 5);
+    assert_eq!(ab.device().members, 5);
+    let got = group_params(&*ab);
+    for k in 0..2 {
+        assert!(snaps_equal(&got[k], &pa[k]), "member {k}");
+    }
+    for k in 0..3 {
+        assert!(snaps_equal(&got[2 + k], &pb[k]), "member {}", 2 + k);
+    }
+    let out = ab.forward(Tensor::from_data(input(5, &[2, 5]), &ab.device()));
+    assert_eq!(member_data(out).len(), 5);
+}
+
+#[test]
+fn extend_with_a_different_module_is_an_error() {
+    let a: Batched<Linear<G>> =
+        Batched::init(2, &cpu(), |d| LinearConfig::new(3, 2).init(d)).unwrap();
+    let b: Batched<Linear<G>> =
+        Batched::init(2, &cpu(), |d| LinearConfig::new(3, 4).init(d)).unwrap();
+    match a.clone().extend(b).unwrap_err() {
+        VmapError::ShapeMismatch {
+            path,
+            expected,
+            got,
+            ..
+        } => {
+            assert_eq!(path, "weight");
+            assert_eq!(expected, vec![3, 2]);
+            assert_eq!(got, vec![3, 4]);
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    let c: Batched<Linear<G>> = Batched::init(2, &cpu(), |d| {
+        LinearConfig::new(3, 2).with_bias(false).init(d)
+    })
+    .unwrap();
+    assert!(matches!(
+        a.extend(c).unwrap_err(),
+        VmapError::StructureMismatch { .. }
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// BatchNorm running state is per member
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn batch_norm_running_stats_are_per_member() {
+    let group: Batched<BatchNorm<G>> =
+        Batched::init(3, &cpu(), |d| BatchNormConfig::new(4).init(d)).unwrap();
+    let one = VmapDevice::new(cpu(), 1);
+    let data: Vec<TensorData> = (0..3).map(|k| input(10 + k, &[6, 4, 5])).collect();
+    let x = stack_members(
+        data.iter()
+            .map(|d| Tensor::<G, 3>::from_data(d.clone(), &one))
+            .collect(),
+    )
+    .unwrap();
+    // Two train-mode forwards (autodiff is on).
+    let _ = group.forward(x.clone());
+    let y = group.forward(x);
+    let out = member_data(y);
+    let mean = member_data(group.running_mean.value());
+    let var = member_data(group.running_var.value());
+    assert_ne!(values(&mean[0]), values(&mean[1]));
+    assert_ne!(values(&var[1]), values(&var[2]));
+    for k in 0..3 {
+        let alone: BatchNorm<R> = BatchNormConfig::new(4).init(&cpu());
+        let xk = Tensor::<R, 3>::from_data(data[k].clone(), &cpu());
+        let _ = alone.forward(xk.clone());
+        let yk = alone.forward(xk).into_data();
+        for (what, got, want) in [
+            (
+                "running_mean",
+                &mean[k],
+                alone.running_mean.value().into_data(),
+            ),
+            (
+                "running_var",
+                &var[k],
+                alone.running_var.value().into_data(),
+            ),
+            ("output", &out[k], yk),
+        ] {
+            let (d, ok) = max_diff(&values(got), &values(&want), 1e-6, 1e-5);
+            assert!(
+                ok,
+                "member {k} {what}: differs from an independent run by {d:e}"
+            );
+        }
+    }
+    // member(k) carries member k's running state.
+    let m1 = group.member(1).unwrap();
+    assert_eq!(
+        values(&m1.running_mean.value().into_data()),
+        values(&mean[1])
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-member values
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn per_member_and_member_values() {
+    let device = group_device(4);
+    let t = per_member::<G>(&[1.0, 2.5, -3.0, 4.0], &device).unwrap();
+    assert_eq!(t.dims(), [1]);
+    assert!(is_batched(&t));
+    assert_eq!(member_values(t.clone()).unwrap(), vec![1.0, 2.5, -3.0, 4.0]);
+    // Used in arithmetic with an unbatched tensor: broadcast per member.
+    let x = Tensor::<G, 2>::ones([2, 3], &device);
+    let y = x * t.reshape([1, 1]);
+    let per = member_data(y);
+    for (k, want) in [1.0f32, 2.5, -3.0, 4.0].iter().enumerate() {
+        assert_eq!(per[k].shape.to_vec(), vec![2, 3]);
+        assert!(values(&per[k]).iter().all(|v| v == want), "member {k}");
+    }
+    // Also on the plain Vmap backend.
+    let t = per_member::<Vmap<Inner>>(&[0.5, 0.25], &group_device(2)).unwrap();
+    assert_eq!(member_values(t).unwrap(), vec![0.5, 0.25]);
+}
+
+#[test]
+fn per_member_with_the_wrong_count_is_an_error() {
+    let err = per_member::<G>(&[1.0, 2.0, 3.0], &group_device(4)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            VmapError::MemberCountMismatch {
+                expected: 4,
+                got: 3,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn member_values_needs_one_value_per_member() {
+    let t = Tensor::<G, 1>::from_data(TensorData::from([1.0f32, 2.0]), &group_device(2));
+    let err = member_values(t).unwrap_err();
+    assert!(
+        matches!(&err, VmapError::NotPerMemberScalar { shape, .. } if shape == &vec![2]),
+        "{err:?}"
+    );
+    // An unbatched [1] tensor gives K copies.
+    let t = Tensor::<G, 1>::from_data(TensorData::from([7.0f32]), &group_device(3));
+    assert!(!is_batched(&t));
+    assert_eq!(member_values(t).unwrap(), vec![7.0; 3]);
+}
+
+#[test]
+fn stack_members_member_data_and_member_tensor() {
+    let one = VmapDevice::new(cpu(), 1);
+    let data: Vec<TensorData> = (0..3).map(|k| input(20 + k, &[2, 3])).collect();
+    let t = stack_members(
+        data.iter()
+            .map(|d| Tensor::<G, 2>::from_data(d.clone(), &one))
+            .collect(),
+    )
+    .unwrap();
+    assert_eq!(t.dims(), [2, 3]);
+    assert!(is_batched(&t));
+    assert_eq!(t.device().members, 3);
+    let per = member_data(t.clone());
+    assert_eq!(per.len(), 3);
+    for k in 0..3 {
+        assert_eq!(per[k].shape.to_vec(), vec![2, 3]);
+        assert_eq!(values(&per[k]), values(&data[k]), "member {k}");
+        let m = member_tensor(t.clone(), k).unwrap();
+        assert!(!is_batched(&m));
+        assert_eq!(m.dims(), [2, 3]);
+        assert_eq!(
+            values(&m.into_data()),
+            values(&data[k]),
+            "member_tensor({k})"
+        );
+    }
+    assert_eq!(
+        member_tensor(t.clone(), 3).unwrap_err(),
+        VmapError::MemberOutOfRange {
+            index: 3,
+            members: 3
+        }
+    );
+    // member_data of an unbatched tensor: K copies.
+    let u = Tensor::<G, 2>::from_data(data[0].clone(), &group_device(3));
+    let per = member_data(u);
+    assert_eq!(per.len(), 3);
+    assert!(per.iter().all(|d| values(d) == values(&data[0])));
+}
+
+#[test]
+fn stack_members_errors() {
+    let one = VmapDevice::new(cpu(), 1);
+    assert_eq!(
+        stack_members::<G, 2>(Vec::new()).unwrap_err(),
+        VmapError::NoMembers
+    );
+    let a = Tensor::<G, 2>::zeros([2, 3], &one);
+    let b = Tensor::<G, 2>::zeros([3, 2], &one);
+    match stack_members(vec![a.clone(), b]).unwrap_err() {
+        VmapError::ShapeMismatch {
+            member,
+            expected,
+            got,
+            ..
+        } => {
+            assert_eq!(member, 1);
+            assert_eq!(expected, vec![2, 3]);
+            assert_eq!(got, vec![3, 2]);
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    // A member that is itself a batched tensor of several members.
+    let three = per_member::<G>(&[1.0, 2.0, 3.0], &group_device(3))
+        .unwrap()
+        .reshape([1, 1]);
+    let c = Tensor::<G, 2>::zeros([1, 1], &one);
+    assert!(matches!(
+        stack_members(vec![c, three]).unwrap_err(),
+        VmapError::MemberCountMismatch { .. }
+    ));
+}
+
+#[test]
+fn reading_a_batched_tensor_with_into_data_fails_loudly() {
+    let t = per_member::<G>(&[1.0, 2.0], &group_device(2)).unwrap();
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.into_data()))
+        .expect_err("into_data of a batched tensor must fail");
+    let msg = err
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(msg.contains("member_data"), "message: {msg}");
+}
+
+#[test]
+fn mixing_groups_of_different_sizes_panics_with_the_member_counts() {
+    let a = per_member::<G>(&[1.0, 2.0, 3.0, 4.0], &group_device(4)).unwrap();
+    let b = per_member::<G>(&[1.0, 2.0, 3.0], &group_device(3)).unwrap();
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| member_data(a + b)))
+        .expect_err("adding tensors of a 4- and a 3-member group must fail");
+    let msg = err
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(msg.contains('4') && msg.contains('3'), "message: {msg}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// saturate_vmap::nn::Dropout: one probability per member
+// ---------------------------------------------------------------------------------------------
+
+const N: usize = 100_000;
+
+#[test]
+fn dropout_keep_rate_scaling_and_independent_masks_per_member() {
+    let probs = [0.5, 0.5, 0.0, 0.2, 0.9];
+    let device = group_device(probs.len());
+    let dropout = DropoutConfig::new(probs.to_vec())
+        .init::<G>(&device)
+        .unwrap();
+    let got = member_values(dropout.probs()).unwrap();
+    for (g, p) in got.iter().zip(probs) {
+        assert!((g - p).abs() < 1e-6, "probs {got:?}");
+    }
+    let x = Tensor::<G, 1>::ones([N], &device);
+    let y = dropout.forward(x);
+    let per: Vec<Vec<f32>> = member_data(y).iter().map(values).collect();
+    for (k, &p) in probs.iter().enumerate() {
+        let kept = per[k].iter().filter(|&&v| v != 0.0).count();
+        let rate = kept as f64 / N as f64;
+        assert!(
+            (rate - (1.0 - p)).abs() < 0.01,
+            "member {k}: keep rate {rate} for p = {p}"
+        );
+        let scale = (1.0 / (1.0 - p)) as f32;
+        for &v in &per[k] {
+            assert!(
+                v == 0.0 || (v - scale).abs() <= 1e-5 * scale,
+                "member {k}: kept value {v}, expected {scale}"
+            );
+        }
+        if p == 0.0 {
+            assert!(per[k].iter().all(|&v| v == 1.0), "p = 0 must keep all");
+        }
+    }
+    // Members 0 and 1 have the same p but independent masks: they agree on about half the
+    // elements, both keep about a quarter.
+    let both = (0..N)
+        .filter(|&i| per[0][i] != 0.0 && per[1][i] != 0.0)
+        .count() as f64
+        / N as f64;
+    assert!((both - 0.25).abs() < 0.01, "P(both kept) = {both}");
+    // Two calls draw new masks.
+    let again = member_data(dropout.forward(Tensor::<G, 1>::ones([N], &device)));
+    assert_ne!(values(&again[0]), per[0]);
+}
+
+#[test]
+fn dropout_on_batched_input_and_rank_3() {
+    let device = group_device(2);
+    let dropout = DropoutConfig::new(vec![0.25, 0.0])
+        .init::<G>(&device)
+        .unwrap();
+    let one = VmapDevice::new(cpu(), 1);
+    let x = stack_members(vec![
+        Tensor::<G, 3>::full([10, 100, 100], 2.0, &one),
+        Tensor::<G, 3>::full([10, 100, 100], 3.0, &one),
+    ])
+    .unwrap();
+    let per: Vec<Vec<f32>> = member_data(dropout.forward(x)).iter().map(values).collect();
+    let kept = per[0].iter().filter(|&&v| v != 0.0).count() as f64 / N as f64;
+    assert!((kept - 0.75).abs() < 0.01, "keep rate {kept}");
+    assert!(per[0]
+        .iter()
+        .all(|&v| v == 0.0 || (v - 2.0 / 0.75).abs() < 1e-5));
+    assert!(per[1].iter().all(|&v| v == 3.0));
+}
+
+#[test]
+fn dropout_is_the_identity_without_autodiff() {
+    let device = group_device(3);
+    let dropout = DropoutConfig::new(vec![0.5, 0.3, 0.9])
+        .init::<Vmap<Inner>>(&device)
+        .unwrap();
+    let data = input(30, &[50, 20]);
+    let x = Tensor::<Vmap<Inner>, 2>::from_data(data.clone(), &device);
+    let y = dropout.forward(x);
+    for d in member_data(y) {
+        assert_eq!(values(&d), values(&data));
+    }
+}
+
+#[test]
+fn dropout_invalid_probability_is_an_error() {
+    let device = group_device(3);
+    for (bad, member) in [(1.0, 1usize), (-0.1, 2), (f64::NAN, 0)] {
+        let mut probs = vec![0.1, 0.2, 0.3];
+        probs[member] = bad;
+        match DropoutConfig::new(probs).init::<G>(&device).unwrap_err() {
+            VmapError::InvalidValue {
+                member: m, value, ..
+            } => {
+                assert_eq!(m, member);
+                assert!(value == bad || (value.is_nan() && bad.is_nan()));
+            }
+            other => panic!("expected InvalidValue, got {other:?}"),
+        }
+    }
+    assert!(matches!(
+        DropoutConfig::new(vec![0.1, 0.2])
+            .init::<G>(&device)
+            .unwrap_err(),
+        VmapError::MemberCountMismatch { .. }
+    ));
+}
+
+#[test]
+fn dropout_probabilities_follow_retain_and_member() {
+    let group = Batched::init(4, &cpu(), |d| {
+        DropoutConfig::new(vec![0.1, 0.2, 0.3, 0.4])
+            .init::<G>(d)
+            .unwrap()
+    })
+    .unwrap();
+    let kept = group.clone().retain(&[3, 0]).unwrap();
+    let p = member_values(kept.probs()).unwrap();
+    assert!(
+        (p[0] - 0.4).abs() < 1e-6 && (p[1] - 0.1).abs() < 1e-6,
+        "{p:?}"
+    );
+    let m = group.member(2).unwrap();
+    let p = member_values(m.probs()).unwrap();
+    assert_eq!(p.len(), 1);
+    assert!((p[0] - 0.3).abs() < 1e-6, "{p:?}");
+}

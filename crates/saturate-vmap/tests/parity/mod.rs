@@ -1,1 +1,6 @@
 //! Module parity: K members trained as one Batched group vs K independent runs.
+
+pub mod common;
+mod isolation;
+mod models;
+mod modules;

@@ -1,0 +1,629 @@
+//! The parity driver: K members trained as one `Batched` group on `Autodiff<Vmap<NdArray>>`
+//! with a per-member SGD step, vs the same K members trained one by one on `Autodiff<NdArray>`
+//! with burn-optim's unmodified SGD at the member's learning rate.
+
+use burn::backend::ndarray::NdArrayDevice;
+use burn::backend::{Autodiff, NdArray};
+use burn::module::{AutodiffModule, Module, ModuleMapper, ModuleVisitor, Param};
+use burn::optim::{GradientsParams, Optimizer, SgdConfig};
+use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
+use burn::tensor::backend::Backend;
+use burn::tensor::{DType, Int, Tensor, TensorData};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use saturate_vmap::{member_data, member_values, per_member, stack_members, Batched, Vmap};
+use saturate_vmap::{VmapBackend, VmapDevice};
+
+/// The inner backend.
+pub type Inner = NdArray;
+/// The group backend.
+pub type G = Autodiff<Vmap<Inner>>;
+/// The reference backend (one member at a time).
+pub type R = Autodiff<Inner>;
+
+/// Members per group in the parity tests.
+pub const K: usize = 4;
+/// Training steps per parity test.
+pub const STEPS: usize = 10;
+/// One learning rate per member, all different.
+pub const LRS: [f64; K] = [0.05, 0.01, 0.1, 0.002];
+/// Parameter tolerance (f32): `|group - reference| <= ATOL + RTOL * |reference|`.
+pub const ATOL: f64 = 1e-5;
+/// See [`ATOL`].
+pub const RTOL: f64 = 1e-4;
+
+/// The inner device.
+pub fn cpu() -> NdArrayDevice {
+    NdArrayDevice::Cpu
+}
+
+/// The device of a K-member group.
+pub fn group_device(members: usize) -> VmapDevice<Inner> {
+    VmapDevice::new(cpu(), members)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-member SGD.
+// ---------------------------------------------------------------------------------------------
+
+/// `p <- p - lr_k * g` for every float parameter with a gradient, `lr_k` a batched per-member
+/// tensor of logical shape `[1]` (broadcast to the parameter's rank).
+pub struct MemberSgd<'a> {
+    grads: &'a mut GradientsParams,
+    lr: Tensor<Vmap<Inner>, 1>,
+    /// Parameters that got a gradient.
+    pub updated: usize,
+}
+
+impl ModuleMapper<G> for MemberSgd<'_> {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<G, D>>) -> Param<Tensor<G, D>> {
+        let (id, tensor, mapper) = param.consume();
+        let tensor = match self.grads.remove::<Vmap<Inner>, D>(id) {
+            Some(grad) => {
+                self.updated += 1;
+                let require_grad = tensor.is_require_grad();
+                let lr: Tensor<Vmap<Inner>, D> = self.lr.clone().reshape([1; D]);
+                let value = tensor.inner() - grad * lr;
+                let tensor = Tensor::<G, D>::from_inner(value);
+                if require_grad {
+                    tensor.require_grad()
+                } else {
+                    tensor
+                }
+            }
+            None => tensor,
+        };
+        Param::from_mapped_value(id, tensor, mapper)
+    }
+}
+
+/// One per-member SGD step of a group.
+pub fn sgd_group<M: AutodiffModule<G>>(
+    group: Batched<M>,
+    mut grads: GradientsParams,
+    lrs: &[f64],
+) -> Batched<M> {
+    let device = group.device();
+    let lr = per_member::<Vmap<Inner>>(lrs, &device).expect("one lr per member");
+    let mut sgd = MemberSgd {
+        grads: &mut grads,
+        lr,
+        updated: 0,
+    };
+    let module = group.into_inner().map(&mut sgd);
+    assert!(sgd.updated > 0, "sgd_group: no parameter had a gradient");
+    Batched::from_module(module).expect("group after the SGD step")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameter snapshots and comparison.
+// ---------------------------------------------------------------------------------------------
+
+/// A float parameter: its path and data (f32 values + shape).
+#[derive(Clone, Debug)]
+pub struct Snap {
+    pub path: String,
+    pub shape: Vec<usize>,
+    pub values: Vec<f32>,
+}
+
+fn snap(path: &[String], data: TensorData) -> Snap {
+    let data = data.convert::<f32>();
+    Snap {
+        path: path.join("."),
+        shape: data.shape.to_vec(),
+        values: data.to_vec::<f32>().expect("f32 data"),
+    }
+}
+
+/// Every float parameter of every member of a group: `out[k]` lists member k's parameters.
+struct GroupSnapper {
+    path: Vec<String>,
+    out: Vec<Vec<Snap>>,
+}
+
+impl<B: VmapBackend> ModuleVisitor<B> for GroupSnapper {
+    fn enter_module(&mut self, name: &str, _: &str) {
+        self.path.push(name.to_string());
+    }
+    fn exit_module(&mut self, _: &str, _: &str) {
+        self.path.pop();
+    }
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let per = member_data(param.val());
+        if self.out.is_empty() {
+            self.out = vec![Vec::new(); per.len()];
+        }
+        assert_eq!(per.len(), self.out.len(), "member count of {:?}", self.path);
+        for (k, data) in per.into_iter().enumerate() {
+            self.out[k].push(snap(&self.path, data));
+        }
+    }
+}
+
+/// Every float parameter of an ordinary module.
+struct Snapper {
+    path: Vec<String>,
+    out: Vec<Snap>,
+}
+
+impl<B: Backend> ModuleVisitor<B> for Snapper {
+    fn enter_module(&mut self, name: &str, _: &str) {
+        self.path.push(name.to_string());
+    }
+    fn exit_module(&mut self, _: &str, _: &str) {
+        self.path.pop();
+    }
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let data = param.val().into_data();
+        self.out.push(snap(&self.path, data));
+    }
+}
+
+/// The float parameters of each member of a group (running state included).
+pub fn group_params<B: VmapBackend, M: Module<B>>(module: &M) -> Vec<Vec<Snap>> {
+    let mut v = GroupSnapper {
+        path: Vec::new(),
+        out: Vec::new(),
+    };
+    module.visit(&mut v);
+    v.out
+}
+
+/// The float parameters of an ordinary module (running state included).
+pub fn params<B: Backend, M: Module<B>>(module: &M) -> Vec<Snap> {
+    let mut v = Snapper {
+        path: Vec::new(),
+        out: Vec::new(),
+    };
+    module.visit(&mut v);
+    v.out
+}
+
+/// The largest `|a - b|` and whether every element is within `atol + rtol * |b|`.
+pub fn max_diff(a: &[f32], b: &[f32], atol: f64, rtol: f64) -> (f64, bool) {
+    assert_eq!(a.len(), b.len());
+    let mut max = 0.0f64;
+    let mut ok = true;
+    for (&x, &y) in a.iter().zip(b) {
+        let (x, y) = (x as f64, y as f64);
+        let d = (x - y).abs();
+        if d.is_nan() || d > atol + rtol * y.abs() || x.is_nan() != y.is_nan() {
+            ok = false;
+        }
+        if d > max || d.is_nan() {
+            max = d;
+        }
+    }
+    (max, ok)
+}
+
+/// Compares member `k`'s parameters to a reference's; returns one line per mismatching
+/// parameter (path, max diff).
+pub fn compare(what: &str, member: usize, got: &[Snap], want: &[Snap]) -> Vec<String> {
+    let mut bad = Vec::new();
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "{what}: member {member}: parameter counts differ"
+    );
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g.path, w.path, "{what}: parameter order differs");
+        if g.shape != w.shape {
+            bad.push(format!(
+                "{what}: member {member} `{}`: shape {:?} vs reference {:?}",
+                g.path, g.shape, w.shape
+            ));
+            continue;
+        }
+        let (max, ok) = max_diff(&g.values, &w.values, ATOL, RTOL);
+        if !ok {
+            bad.push(format!(
+                "{what}: member {member} `{}` {:?}: max |group - reference| = {max:e} (atol {ATOL:e}, rtol {RTOL:e})",
+                g.path, g.shape
+            ));
+        }
+    }
+    bad
+}
+
+/// The largest parameter change between two snapshots of one member.
+pub fn max_change(before: &[Snap], after: &[Snap]) -> f64 {
+    before
+        .iter()
+        .zip(after)
+        .map(|(a, b)| max_diff(&a.values, &b.values, 0.0, 0.0).0)
+        .fold(0.0, f64::max)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Moving weights between backends.
+// ---------------------------------------------------------------------------------------------
+
+/// Loads the weights of `from` (any backend) into `into` (any backend, same module type) by
+/// recording `from` with burn's bytes recorder.
+pub fn transfer<B1: Backend, B2: Backend, M1: Module<B1>, M2: Module<B2>>(
+    from: M1,
+    into: M2,
+    device: &B2::Device,
+) -> M2 {
+    let recorder = BinBytesRecorder::<FullPrecisionSettings>::default();
+    let bytes = Recorder::<B1>::record(&recorder, from.into_record(), ()).expect("record a member");
+    let record = Recorder::<B2>::load(&recorder, bytes, device).expect("load a member");
+    into.load_record(record)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data feeds.
+// ---------------------------------------------------------------------------------------------
+
+/// One input of a step: shared by all members, or one per member.
+#[derive(Clone, Debug)]
+pub enum Slot {
+    /// The same data for every member (an unbatched tensor in the group).
+    Shared(TensorData),
+    /// One piece of data per member (a batched tensor built with `stack_members`).
+    PerMember(Vec<TensorData>),
+}
+
+impl Slot {
+    /// Member `k`'s data.
+    pub fn of(&self, k: usize) -> TensorData {
+        match self {
+            Slot::Shared(d) => d.clone(),
+            Slot::PerMember(v) => v[k].clone(),
+        }
+    }
+}
+
+/// How a case gets its step's tensors, on the group or on one reference member.
+pub trait Feed<B: Backend> {
+    /// The device the model lives on.
+    fn device(&self) -> B::Device;
+    /// Float input `slot`.
+    fn float<const D: usize>(&self, slot: usize) -> Tensor<B, D>;
+    /// Int input `slot`.
+    fn int<const D: usize>(&self, slot: usize) -> Tensor<B, D, Int>;
+}
+
+/// Member `member`'s data on an ordinary backend.
+pub struct MemberFeed<'a, B: Backend> {
+    pub slots: &'a [Slot],
+    pub member: usize,
+    pub device: B::Device,
+}
+
+impl<B: Backend> Feed<B> for MemberFeed<'_, B> {
+    fn device(&self) -> B::Device {
+        self.device.clone()
+    }
+    fn float<const D: usize>(&self, slot: usize) -> Tensor<B, D> {
+        Tensor::from_data(self.slots[slot].of(self.member), &self.device)
+    }
+    fn int<const D: usize>(&self, slot: usize) -> Tensor<B, D, Int> {
+        Tensor::from_data(self.slots[slot].of(self.member), &self.device)
+    }
+}
+
+/// The whole group's data: shared slots are unbatched tensors, per-member float slots batched.
+pub struct GroupFeed<'a, B: VmapBackend> {
+    pub slots: &'a [Slot],
+    pub device: B::Device,
+}
+
+impl<B: VmapBackend> Feed<B> for GroupFeed<'_, B> {
+    fn device(&self) -> B::Device {
+        self.device.clone()
+    }
+    fn float<const D: usize>(&self, slot: usize) -> Tensor<B, D> {
+        match &self.slots[slot] {
+            Slot::Shared(d) => Tensor::from_data(d.clone(), &self.device),
+            Slot::PerMember(v) => {
+                assert_eq!(v.len(), self.device.members);
+                let one = VmapDevice::new(self.device.inner.clone(), 1);
+                let parts = v
+                    .iter()
+                    .map(|d| Tensor::<B, D>::from_data(d.clone(), &one))
+                    .collect();
+                stack_members(parts).expect("stack per-member data")
+            }
+        }
+    }
+    fn int<const D: usize>(&self, slot: usize) -> Tensor<B, D, Int> {
+        match &self.slots[slot] {
+            Slot::Shared(d) => Tensor::from_data(d.clone(), &self.device),
+            Slot::PerMember(_) => panic!("GroupFeed: per-member int data is not supported"),
+        }
+    }
+}
+
+/// Random f32 data uniform in `[lo, hi)`.
+pub fn uniform(rng: &mut StdRng, shape: &[usize], lo: f32, hi: f32) -> TensorData {
+    let n = shape.iter().product();
+    let v: Vec<f32> = (0..n).map(|_| rng.random_range(lo..hi)).collect();
+    TensorData::new(v, shape.to_vec())
+}
+
+/// Random i64 data uniform in `[0, hi)`.
+pub fn classes(rng: &mut StdRng, shape: &[usize], hi: i64) -> TensorData {
+    let n = shape.iter().product();
+    let v: Vec<i64> = (0..n).map(|_| rng.random_range(0..hi)).collect();
+    TensorData::new(v, shape.to_vec())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parity driver.
+// ---------------------------------------------------------------------------------------------
+
+/// A parity case: a model (any burn module type, generic over the backend), its data and loss.
+pub trait Case {
+    /// The model.
+    type Model<B: Backend>: Module<B>;
+    /// Builds the model (random init) on `device`.
+    fn init<B: Backend>(&self, device: &B::Device) -> Self::Model<B>;
+    /// One step's data (float slots may become per member).
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData>;
+    /// The loss of one forward pass: logical shape `[1]` (per member in a group).
+    fn loss<B: Backend, F: Feed<B>>(&self, model: &Self::Model<B>, feed: &F) -> Tensor<B, 1>;
+}
+
+/// Whether the data batch is shared or per member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataMode {
+    /// One batch shared by all members (unbatched input).
+    Shared,
+    /// One batch per member for the float slots (batched input built with `stack_members`);
+    /// int slots (targets, token ids) stay shared.
+    PerMember,
+}
+
+/// Trains K members of `case` as one group and one by one, and compares every parameter (and
+/// every step's loss) within `ATOL`/`RTOL`.
+pub fn parity<C: Case>(case: &C, seed: u64, mode: DataMode)
+where
+    C::Model<G>: AutodiffModule<G>,
+    C::Model<R>: AutodiffModule<R>,
+{
+    let device = cpu();
+    let mut group: Batched<C::Model<G>> =
+        Batched::init(K, &device, |d| case.init::<G>(d)).expect("init the group");
+    assert_eq!(group.members(), K);
+
+    // The same K members, one by one, from the group's own initial weights.
+    let mut refs: Vec<C::Model<R>> = (0..K)
+        .map(|k| {
+            let member = group.member(k).expect("member k");
+            transfer::<Vmap<Inner>, R, _, _>(member.valid(), case.init::<R>(&device), &device)
+        })
+        .collect();
+
+    let initial = group_params(&*group);
+    assert_eq!(initial.len(), K);
+    let mut bad = Vec::new();
+    for (k, r) in refs.iter().enumerate() {
+        bad.extend(compare("initial weights", k, &initial[k], &params(r)));
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // Members start from different random weights (else the test could not tell them apart).
+    assert!(
+        max_change(&initial[0], &initial[1]) > 1e-3,
+        "members 0 and 1 have the same initial weights"
+    );
+
+    let mut optims: Vec<_> = (0..K)
+        .map(|_| SgdConfig::new().init::<R, C::Model<R>>())
+        .collect();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let gdevice = group.device();
+    for step in 0..STEPS {
+        let slots: Vec<Slot> = match mode {
+            DataMode::Shared => case.batch(&mut rng).into_iter().map(Slot::Shared).collect(),
+            DataMode::PerMember => {
+                let batches: Vec<Vec<TensorData>> = (0..K).map(|_| case.batch(&mut rng)).collect();
+                (0..batches[0].len())
+                    .map(|i| {
+                        if batches[0][i].dtype == DType::I64 || batches[0][i].dtype == DType::I32 {
+                            Slot::Shared(batches[0][i].clone())
+                        } else {
+                            Slot::PerMember(batches.iter().map(|b| b[i].clone()).collect())
+                        }
+                    })
+                    .collect()
+            }
+        };
+
+        let feed = GroupFeed::<G> {
+            slots: &slots,
+            device: gdevice.clone(),
+        };
+        let loss = case.loss(&*group, &feed);
+        assert_eq!(loss.dims(), [1], "a group loss is logically [1] per member");
+        let group_losses = member_values(loss.clone()).expect("per-member losses");
+        let grads = GradientsParams::from_grads(loss.backward(), &*group);
+        group = sgd_group(group, grads, &LRS);
+
+        for k in 0..K {
+            let feed = MemberFeed::<R> {
+                slots: &slots,
+                member: k,
+                device,
+            };
+            let model = refs.remove(k);
+            let loss = case.loss(&model, &feed);
+            let value: f64 = loss.clone().into_scalar().into();
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            let model = optims[k].step(LRS[k], model, grads);
+            refs.insert(k, model);
+            let g = group_losses[k];
+            assert!(
+                (g - value).abs() <= ATOL + RTOL * value.abs(),
+                "step {step}: member {k}: group loss {g} vs reference loss {value}"
+            );
+        }
+    }
+
+    let fin = group_params(&*group);
+    let mut bad = Vec::new();
+    for (k, r) in refs.iter().enumerate() {
+        bad.extend(compare(
+            &format!("after {STEPS} steps"),
+            k,
+            &fin[k],
+            &params(r),
+        ));
+    }
+    assert!(bad.is_empty(), "parity failures:\n{}", bad.join("\n"));
+    for k in 0..K {
+        let change = max_change(&initial[k], &fin[k]);
+        assert!(
+            change > 1e-6,
+            "member {k}: training changed no parameter (max change {change:e})"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gradient isolation.
+// ---------------------------------------------------------------------------------------------
+
+/// The gradient of every float parameter, per member (`None` where a parameter got none).
+struct GroupGrads<'a> {
+    grads: &'a <G as burn::tensor::backend::AutodiffBackend>::Gradients,
+    path: Vec<String>,
+    out: Vec<(String, Option<Vec<TensorData>>)>,
+}
+
+impl ModuleVisitor<G> for GroupGrads<'_> {
+    fn enter_module(&mut self, name: &str, _: &str) {
+        self.path.push(name.to_string());
+    }
+    fn exit_module(&mut self, _: &str, _: &str) {
+        self.path.pop();
+    }
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<G, D>>) {
+        let grad = param.val().grad(self.grads).map(member_data);
+        self.out.push((self.path.join("."), grad));
+    }
+}
+
+/// The gradient of every float parameter of a reference module.
+struct RefGrads<'a> {
+    grads: &'a <R as burn::tensor::backend::AutodiffBackend>::Gradients,
+    path: Vec<String>,
+    out: Vec<(String, Option<TensorData>)>,
+}
+
+impl ModuleVisitor<R> for RefGrads<'_> {
+    fn enter_module(&mut self, name: &str, _: &str) {
+        self.path.push(name.to_string());
+    }
+    fn exit_module(&mut self, _: &str, _: &str) {
+        self.path.pop();
+    }
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<R, D>>) {
+        let grad = param.val().grad(self.grads).map(|g| g.into_data());
+        self.out.push((self.path.join("."), grad));
+    }
+}
+
+/// The group's per-member loss is multiplied by per-member `weights` (a batched `[1]` tensor
+/// from `per_member`) before `backward`: a member with weight 0 must get exactly zero
+/// gradients, every other member exactly `weight * (its independent gradient)` within
+/// `ATOL`/`RTOL`.
+pub fn isolation<C: Case>(case: &C, seed: u64, weights: &[f64])
+where
+    C::Model<G>: AutodiffModule<G>,
+    C::Model<R>: AutodiffModule<R>,
+{
+    assert_eq!(weights.len(), K);
+    let device = cpu();
+    let group: Batched<C::Model<G>> =
+        Batched::init(K, &device, |d| case.init::<G>(d)).expect("init the group");
+    let gdevice = group.device();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let slots: Vec<Slot> = case.batch(&mut rng).into_iter().map(Slot::Shared).collect();
+
+    let loss = case.loss(
+        &*group,
+        &GroupFeed::<G> {
+            slots: &slots,
+            device: gdevice.clone(),
+        },
+    );
+    let w = per_member::<G>(weights, &gdevice).expect("weights");
+    let grads = (loss * w).backward();
+    let mut gv = GroupGrads {
+        grads: &grads,
+        path: Vec::new(),
+        out: Vec::new(),
+    };
+    group.visit(&mut gv);
+    assert!(!gv.out.is_empty());
+
+    let mut bad = Vec::new();
+    for (k, &weight) in weights.iter().enumerate() {
+        let reference = transfer::<G, R, _, _>(
+            group.member(k).expect("member"),
+            case.init::<R>(&device),
+            &device,
+        );
+        let loss = case.loss(
+            &reference,
+            &MemberFeed::<R> {
+                slots: &slots,
+                member: k,
+                device,
+            },
+        );
+        let rgrads = loss.backward();
+        let mut rv = RefGrads {
+            grads: &rgrads,
+            path: Vec::new(),
+            out: Vec::new(),
+        };
+        reference.visit(&mut rv);
+        assert_eq!(rv.out.len(), gv.out.len());
+        let mut nonzero = false;
+        for ((path, g), (rpath, r)) in gv.out.iter().zip(&rv.out) {
+            assert_eq!(path, rpath);
+            let (Some(g), Some(r)) = (g, r) else {
+                // Running state (BatchNorm) has no gradient in either.
+                assert_eq!(
+                    g.is_some(),
+                    r.is_some(),
+                    "`{path}`: gradient present in one of group / reference only"
+                );
+                continue;
+            };
+            let got: Vec<f32> = g[k].clone().convert::<f32>().to_vec().expect("f32");
+            if weight == 0.0 {
+                let max = got.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+                if max != 0.0 || got.iter().any(|v| v.is_nan()) {
+                    bad.push(format!(
+                        "member {k} (weight 0) `{path}`: gradient not exactly zero (max |g| = {max:e})"
+                    ));
+                }
+                continue;
+            }
+            let want: Vec<f32> = r
+                .clone()
+                .convert::<f32>()
+                .to_vec::<f32>()
+                .expect("f32")
+                .into_iter()
+                .map(|v| (v as f64 * weight) as f32)
+                .collect();
+            nonzero |= want.iter().any(|v| *v != 0.0);
+            let (max, ok) = max_diff(&got, &want, ATOL, RTOL);
+            if !ok {
+                bad.push(format!(
+                    "member {k} (weight {weight}) `{path}`: gradient differs from weight * independent gradient by {max:e}"
+                ));
+            }
+        }
+        if weight != 0.0 {
+            assert!(nonzero, "member {k}: all reference gradients are zero");
+        }
+    }
+    assert!(bad.is_empty(), "gradient isolation:\n{}", bad.join("\n"));
+}

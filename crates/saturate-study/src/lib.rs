@@ -1,1 +1,61 @@
-//! saturate-study
+//! An Optuna-style, define-by-run hyperparameter study in native Rust.
+//!
+//! - [`Study`] / [`DefaultStudy`]: ask, tell, enqueue, optimize; trials suggest
+//!   parameters on first use ([`Trial`]).
+//! - [`samplers`]: random, grid, quasi-Monte Carlo, TPE (Optuna's algorithm), CMA-ES.
+//! - [`pruners`]: median, percentile, successive halving, Hyperband, threshold, patient,
+//!   Wilcoxon.
+//! - [`storage`]: in memory, and Optuna's JournalStorage file format, which Python Optuna
+//!   and optuna-dashboard read and write alongside saturate.
+//!
+//! ```
+//! use saturate_study::prelude::*;
+//!
+//! let study = DefaultStudy::builder()
+//!     .direction(StudyDirection::Minimize)
+//!     .sampler(RandomSampler::new(Some(1)))
+//!     .build()?;
+//! let mut trial = study.ask()?;
+//! let lr = trial.suggest_float_log("lr", 1e-5, 1e-1)?;
+//! let layers = trial.suggest_int("layers", 1, 4)?;
+//! let act = trial.suggest_categorical("act", ["relu", "gelu"])?;
+//! study.tell(&trial, &[lr * layers as f64])?;
+//! assert_eq!(study.trials(None)?.len(), 1);
+//! # let _ = act;
+//! # Ok::<(), saturate_study::StudyError>(())
+//! ```
+//!
+//! No features, no Burn dependency.
+
+pub mod distributions;
+mod error;
+pub(crate) mod json;
+pub mod pruners;
+pub mod samplers;
+pub mod storage;
+pub mod study;
+pub mod trial;
+
+pub use distributions::{Choice, Distribution, ParamValue};
+pub use error::{Result, StudyError};
+pub use study::{DefaultStudy, Study, StudyBuilder};
+pub use trial::{FrozenTrial, StudyDirection, Trial, TrialPruned, TrialState};
+
+/// The names most programs need.
+pub mod prelude {
+    pub use crate::distributions::{
+        CategoricalDistribution, Choice, Distribution, FloatDistribution, IntDistribution,
+        ParamValue,
+    };
+    pub use crate::pruners::{
+        HyperbandPruner, MedianPruner, NopPruner, PatientPruner, PercentilePruner, Pruner,
+        SuccessiveHalvingPruner, ThresholdPruner, WilcoxonPruner,
+    };
+    pub use crate::samplers::{
+        CmaEsSampler, GridSampler, QmcKind, QmcSampler, RandomSampler, Sampler, TpeSampler,
+    };
+    pub use crate::storage::{InMemoryStorage, JournalStorage, Storage};
+    pub use crate::study::{DefaultStudy, FixedParams, Study, StudyBuilder};
+    pub use crate::trial::{FrozenTrial, StudyDirection, Trial, TrialPruned, TrialState};
+    pub use crate::{Result, StudyError};
+}

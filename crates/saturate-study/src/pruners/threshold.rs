@@ -1,0 +1,61 @@
+//! Pruning on fixed bounds.
+
+use crate::error::{invalid, Result};
+use crate::pruners::base::Pruner;
+use crate::pruners::percentile::is_first_in_interval_step;
+use crate::study::StudyView;
+use crate::trial::FrozenTrial;
+
+/// Prunes when the latest intermediate value is NaN or leaves `[lower, upper]`
+/// (Optuna's `ThresholdPruner`).
+#[derive(Debug, Clone)]
+pub struct ThresholdPruner {
+    lower: Option<f64>,
+    upper: Option<f64>,
+    n_warmup_steps: i64,
+    interval_steps: i64,
+}
+
+impl ThresholdPruner {
+    /// At least one bound; `lower <= upper`.
+    pub fn new(
+        lower: Option<f64>,
+        upper: Option<f64>,
+        n_warmup_steps: i64,
+        interval_steps: i64,
+    ) -> Result<Self> {
+        if lower.is_none() && upper.is_none() {
+            return Err(invalid("ThresholdPruner needs a lower or an upper bound"));
+        }
+        if let (Some(l), Some(u)) = (lower, upper) {
+            if l > u {
+                return Err(invalid(format!("lower {l} > upper {u}")));
+            }
+        }
+        if n_warmup_steps < 0 || interval_steps < 1 {
+            return Err(invalid("n_warmup_steps must be >= 0 and interval_steps >= 1"));
+        }
+        Ok(Self {
+            lower,
+            upper,
+            n_warmup_steps,
+            interval_steps,
+        })
+    }
+}
+
+impl Pruner for ThresholdPruner {
+    fn prune(&self, _study: &StudyView<'_>, trial: &FrozenTrial) -> Result<bool> {
+        let Some((step, value)) = trial.last_step() else {
+            return Ok(false);
+        };
+        if step < self.n_warmup_steps
+            || !is_first_in_interval_step(step, trial, self.n_warmup_steps, self.interval_steps)
+        {
+            return Ok(false);
+        }
+        Ok(value.is_nan()
+            || self.lower.is_some_and(|l| value < l)
+            || self.upper.is_some_and(|u| value > u))
+    }
+}

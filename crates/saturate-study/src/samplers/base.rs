@@ -1,0 +1,149 @@
+//! The sampler contract.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::distributions::Distribution;
+use crate::error::Result;
+use crate::study::StudyView;
+use crate::trial::{FrozenTrial, TrialState};
+
+/// Parameters sampled jointly, by name.
+pub type SearchSpace = BTreeMap<String, Distribution>;
+
+/// Chooses parameter values (Optuna's `BaseSampler`).
+///
+/// # Contract
+///
+/// - At the start of each trial, the study calls [`Sampler::before_trial`], then
+///   [`Sampler::infer_relative_search_space`] and [`Sampler::sample_relative`]: values
+///   sampled jointly for the parameters the sampler already knows. Every parameter not
+///   covered there is sampled on first use by [`Sampler::sample_independent`].
+/// - Values are in the internal representation and must lie in their distribution
+///   ([`Distribution::contains`]).
+/// - [`Sampler::after_trial`] runs when the trial is told, before its state is stored.
+/// - A sampler built with a seed produces the same sequence for the same history.
+/// - Samplers see RUNNING trials through the [`StudyView`]; those that support it use
+///   them to keep trials asked together apart (TPE's `constant_liar`).
+pub trait Sampler: Send {
+    /// The parameters to sample jointly in `trial` (empty: none).
+    fn infer_relative_search_space(
+        &mut self,
+        _study: &StudyView<'_>,
+        _trial: &FrozenTrial,
+    ) -> Result<SearchSpace> {
+        Ok(SearchSpace::new())
+    }
+
+    /// Joint values for `search_space`, by name (internal representation).
+    fn sample_relative(
+        &mut self,
+        _study: &StudyView<'_>,
+        _trial: &FrozenTrial,
+        _search_space: &SearchSpace,
+    ) -> Result<BTreeMap<String, f64>> {
+        Ok(BTreeMap::new())
+    }
+
+    /// A value for one parameter (internal representation).
+    fn sample_independent(
+        &mut self,
+        study: &StudyView<'_>,
+        trial: &FrozenTrial,
+        name: &str,
+        distribution: &Distribution,
+    ) -> Result<f64>;
+
+    /// Called when a trial starts, before relative sampling.
+    fn before_trial(&mut self, _study: &StudyView<'_>, _trial: &FrozenTrial) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called when a trial is told, before its state is stored.
+    fn after_trial(
+        &mut self,
+        _study: &StudyView<'_>,
+        _trial: &FrozenTrial,
+        _state: TrialState,
+        _values: Option<&[f64]>,
+    ) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The search space shared by all COMPLETE trials (Optuna's
+/// `IntersectionSearchSpace`): parameters present in every one with the same distribution.
+pub fn intersection_search_space(trials: &[Arc<FrozenTrial>]) -> SearchSpace {
+    let mut space: Option<SearchSpace> = None;
+    for trial in trials.iter().filter(|t| t.state == TrialState::Complete) {
+        match &mut space {
+            None => {
+                space = Some(
+                    trial
+                        .params
+                        .iter()
+                        .map(|(k, p)| (k.clone(), p.distribution.clone()))
+                        .collect(),
+                )
+            }
+            Some(space) => space.retain(|name, distribution| {
+                trial
+                    .params
+                    .get(name)
+                    .is_some_and(|p| p.distribution == *distribution)
+            }),
+        }
+    }
+    let mut space = space.unwrap_or_default();
+    space.retain(|_, d| !d.single());
+    space
+}
+
+/// A value drawn uniformly from a distribution (in log space for log distributions,
+/// on the grid for stepped ones), in the internal representation.
+pub(crate) fn sample_uniform(rng: &mut impl rand::Rng, distribution: &Distribution) -> f64 {
+    let unit: f64 = rng.random();
+    from_unit(unit, distribution)
+}
+
+/// Maps `u` in [0, 1) onto a distribution, uniformly (log-uniformly for log ones).
+pub(crate) fn from_unit(u: f64, distribution: &Distribution) -> f64 {
+    match distribution {
+        Distribution::Float(d) => match d.step {
+            Some(step) => {
+                let n = ((d.high - d.low) / step).round() + 1.0;
+                let k = (u * n).floor().min(n - 1.0);
+                (d.low + k * step).min(d.high)
+            }
+            None if d.log => {
+                let (lo, hi) = (d.low.ln(), d.high.ln());
+                (lo + u * (hi - lo)).exp().clamp(d.low, d.high)
+            }
+            None => (d.low + u * (d.high - d.low)).clamp(d.low, d.high),
+        },
+        Distribution::Int(d) => {
+            if d.log {
+                let (lo, hi) = ((d.low as f64 - 0.5).ln(), (d.high as f64 + 0.5).ln());
+                let x = (lo + u * (hi - lo)).exp().round();
+                x.clamp(d.low as f64, d.high as f64)
+            } else {
+                let n = ((d.high - d.low) / d.step + 1) as f64;
+                let k = (u * n).floor().min(n - 1.0);
+                d.low as f64 + k * d.step as f64
+            }
+        }
+        Distribution::Categorical(c) => {
+            let n = c.choices.len() as f64;
+            (u * n).floor().min(n - 1.0)
+        }
+    }
+}
+
+/// A reproducible generator for `Some(seed)`, an OS-seeded one for `None`.
+pub(crate) fn seeded_rng(seed: Option<u64>) -> rand::rngs::StdRng {
+    use rand::SeedableRng;
+    match seed {
+        Some(seed) => rand::rngs::StdRng::seed_from_u64(seed),
+        None => rand::rngs::StdRng::from_rng(&mut rand::rng()),
+    }
+}

@@ -1,0 +1,9 @@
+//! TPE: Optuna's default sampler.
+
+mod multi_objective;
+mod parzen;
+mod sampler;
+mod truncnorm;
+
+pub(crate) use truncnorm::ndtr;
+pub use sampler::{default_gamma, hyperopt_gamma, TpeSampler, TpeSamplerBuilder};

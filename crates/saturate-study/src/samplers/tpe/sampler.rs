@@ -1,0 +1,445 @@
+//! The Tree-structured Parzen Estimator sampler.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
+use serde_json::Value;
+
+use crate::distributions::Distribution;
+use crate::error::Result;
+use crate::samplers::base::{intersection_search_space, sample_uniform, seeded_rng};
+use crate::samplers::tpe::multi_objective::{split_multi_objective, weights_below};
+use crate::samplers::tpe::parzen::{ParzenEstimator, ParzenSettings};
+use crate::samplers::{Sampler, SearchSpace};
+use crate::study::StudyView;
+use crate::trial::{FrozenTrial, StudyDirection, TrialState};
+
+/// Where TPE with `constant_liar` publishes a RUNNING trial's relative parameters.
+const RELATIVE_PARAMS_KEY: &str = "tpe:relative_params";
+/// Optuna splits the published JSON in chunks of this many characters.
+const SYSTEM_ATTR_MAX_LENGTH: usize = 2045;
+
+/// Optuna's default gamma: `min(ceil(0.1·n), 25)` trials form l(x).
+pub fn default_gamma(n: usize) -> usize {
+    n.div_ceil(10).min(25)
+}
+
+/// hyperopt's gamma: `min(ceil(0.25·√n), 25)`.
+pub fn hyperopt_gamma(n: usize) -> usize {
+    ((0.25 * (n as f64).sqrt()).ceil() as usize).min(25)
+}
+
+/// The TPE sampler (Bergstra et al., "Algorithms for Hyper-Parameter Optimization",
+/// NeurIPS 2011; Watanabe, "Tree-Structured Parzen Estimator: Understanding Its Algorithm
+/// Components and Their Roles for Better Empirical Performance", arXiv 2304.11127),
+/// following Optuna 4.9's `TPESampler`.
+///
+/// Until `n_startup_trials` trials are COMPLETE or PRUNED it samples at random. Then it
+/// splits the finished trials into the best `gamma(n)` ("below", l(x)) and the rest
+/// ("above", g(x)): complete trials by value (non-domination rank for several
+/// objectives), then pruned trials by (deepest step, last value), RUNNING trials always
+/// above (`constant_liar`). It draws `n_ei_candidates` samples from l and keeps the one
+/// maximising log l(x) − log g(x).
+pub struct TpeSampler {
+    rng: StdRng,
+    n_startup_trials: usize,
+    n_ei_candidates: usize,
+    gamma: fn(usize) -> usize,
+    weights: fn(usize) -> Vec<f64>,
+    settings: ParzenSettings,
+    group: bool,
+    constant_liar: bool,
+    /// Groups of the last inferred space (with `group`).
+    groups: Vec<SearchSpace>,
+}
+
+impl std::fmt::Debug for TpeSampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TpeSampler")
+            .field("n_startup_trials", &self.n_startup_trials)
+            .field("n_ei_candidates", &self.n_ei_candidates)
+            .field("settings", &self.settings)
+            .field("group", &self.group)
+            .field("constant_liar", &self.constant_liar)
+            .finish()
+    }
+}
+
+/// Configures a [`TpeSampler`]; defaults are Optuna's.
+#[derive(Debug, Clone)]
+pub struct TpeSamplerBuilder {
+    seed: Option<u64>,
+    n_startup_trials: usize,
+    n_ei_candidates: usize,
+    gamma: fn(usize) -> usize,
+    weights: fn(usize) -> Vec<f64>,
+    settings: ParzenSettings,
+    group: bool,
+    constant_liar: bool,
+}
+
+impl Default for TpeSamplerBuilder {
+    fn default() -> Self {
+        Self {
+            seed: None,
+            n_startup_trials: 10,
+            n_ei_candidates: 24,
+            gamma: default_gamma,
+            weights: crate::samplers::tpe::parzen::default_weights,
+            settings: ParzenSettings {
+                prior_weight: 1.0,
+                consider_magic_clip: true,
+                consider_endpoints: false,
+                multivariate: false,
+            },
+            group: false,
+            constant_liar: false,
+        }
+    }
+}
+
+impl TpeSamplerBuilder {
+    /// Seed for reproducible sampling.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+    /// Random trials before TPE starts (10).
+    pub fn n_startup_trials(mut self, n: usize) -> Self {
+        self.n_startup_trials = n;
+        self
+    }
+    /// Candidates drawn from l(x) per sample (24).
+    pub fn n_ei_candidates(mut self, n: usize) -> Self {
+        self.n_ei_candidates = n.max(1);
+        self
+    }
+    /// How many finished trials form l(x) ([`default_gamma`]).
+    pub fn gamma(mut self, gamma: fn(usize) -> usize) -> Self {
+        self.gamma = gamma;
+        self
+    }
+    /// Kernel weights of the observations, oldest first.
+    pub fn weights(mut self, weights: fn(usize) -> Vec<f64>) -> Self {
+        self.weights = weights;
+        self
+    }
+    /// Weight of the prior kernel (1.0).
+    pub fn prior_weight(mut self, w: f64) -> Self {
+        self.settings.prior_weight = w.max(0.0);
+        self
+    }
+    /// Clip σ from below by (high − low)/min(100, 1 + n_kernels) (true).
+    pub fn consider_magic_clip(mut self, on: bool) -> Self {
+        self.settings.consider_magic_clip = on;
+        self
+    }
+    /// Let the outermost kernels' σ see the bounds (false).
+    pub fn consider_endpoints(mut self, on: bool) -> Self {
+        self.settings.consider_endpoints = on;
+        self
+    }
+    /// Model the parameters jointly (false).
+    pub fn multivariate(mut self, on: bool) -> Self {
+        self.settings.multivariate = on;
+        self
+    }
+    /// With `multivariate`, model each group of parameters that always appear together
+    /// jointly (false).
+    pub fn group(mut self, on: bool) -> Self {
+        self.group = on;
+        self
+    }
+    /// Count RUNNING trials as bad ones so that concurrent trials spread out (false).
+    pub fn constant_liar(mut self, on: bool) -> Self {
+        self.constant_liar = on;
+        self
+    }
+    /// The sampler.
+    pub fn build(self) -> TpeSampler {
+        TpeSampler {
+            rng: seeded_rng(self.seed),
+            n_startup_trials: self.n_startup_trials,
+            n_ei_candidates: self.n_ei_candidates,
+            gamma: self.gamma,
+            weights: self.weights,
+            settings: self.settings,
+            group: self.group && self.settings.multivariate,
+            constant_liar: self.constant_liar,
+            groups: Vec::new(),
+        }
+    }
+}
+
+impl TpeSampler {
+    /// A builder with Optuna's defaults.
+    pub fn builder() -> TpeSamplerBuilder {
+        TpeSamplerBuilder::default()
+    }
+
+    fn finished_count(study: &StudyView<'_>) -> Result<usize> {
+        Ok(study
+            .trials(Some(&[TrialState::Complete, TrialState::Pruned]))?
+            .len())
+    }
+
+    /// A trial's parameters in the internal representation, including the relative
+    /// parameters a RUNNING trial published.
+    fn params_of(&self, trial: &FrozenTrial) -> BTreeMap<String, f64> {
+        let mut params: BTreeMap<String, f64> = trial
+            .params
+            .iter()
+            .map(|(k, p)| (k.clone(), p.internal))
+            .collect();
+        if trial.state == TrialState::Running && self.settings.multivariate {
+            let mut text = String::new();
+            let mut i = 0;
+            while let Some(Value::String(chunk)) =
+                trial.system_attrs.get(&format!("{RELATIVE_PARAMS_KEY}:{i}"))
+            {
+                text.push_str(chunk);
+                i += 1;
+            }
+            if let Ok(Value::Object(published)) = serde_json::from_str::<Value>(&text) {
+                for (k, v) in published {
+                    if let Some(x) = v.as_f64() {
+                        params.entry(k).or_insert(x);
+                    }
+                }
+            }
+        }
+        params
+    }
+
+    fn sample(
+        &mut self,
+        study: &StudyView<'_>,
+        trial: &FrozenTrial,
+        space: &SearchSpace,
+    ) -> Result<BTreeMap<String, f64>> {
+        let states: &[TrialState] = if self.constant_liar {
+            &[TrialState::Complete, TrialState::Pruned, TrialState::Running]
+        } else {
+            &[TrialState::Complete, TrialState::Pruned]
+        };
+        let trials: Vec<Arc<FrozenTrial>> = study
+            .trials(Some(states))?
+            .into_iter()
+            .filter(|t| t.number != trial.number)
+            .collect();
+        let n = trials
+            .iter()
+            .filter(|t| t.state != TrialState::Running)
+            .count();
+        let (below, above) = split_trials(study, &trials, (self.gamma)(n));
+
+        let below_weights = (study.directions().len() > 1).then(|| weights_below(study, &below));
+        let estimator = |this: &Self, group: &[Arc<FrozenTrial>], weights: Option<Vec<f64>>| {
+            let mut observations = vec![Vec::new(); space.len()];
+            let mut kept_weights = Vec::new();
+            for (i, t) in group.iter().enumerate() {
+                let params = this.params_of(t);
+                if space.keys().all(|k| params.contains_key(k)) {
+                    for (obs, (name, distribution)) in observations.iter_mut().zip(space) {
+                        let x = params[name];
+                        obs.push(clip_to(distribution, x));
+                    }
+                    if let Some(w) = &weights {
+                        kept_weights.push(w[i]);
+                    }
+                }
+            }
+            let n = observations.first().map_or(0, Vec::len);
+            let weights = match weights {
+                Some(_) => Some(kept_weights),
+                None => Some((this.weights)(n)),
+            };
+            ParzenEstimator::new(&observations, space, this.settings, weights)
+        };
+        let l = estimator(self, &below, below_weights);
+        let g = estimator(self, &above, None);
+        let candidates = l.sample(&mut self.rng, self.n_ei_candidates);
+        let log_l = l.log_pdf(&candidates);
+        let log_g = g.log_pdf(&candidates);
+        let best = (0..candidates.len())
+            .max_by(|a, b| (log_l[*a] - log_g[*a]).total_cmp(&(log_l[*b] - log_g[*b])).then(b.cmp(a)))
+            .expect("at least one candidate");
+        Ok(space
+            .keys()
+            .cloned()
+            .zip(candidates[best].iter().copied())
+            .collect())
+    }
+}
+
+/// Observations outside the distribution (a fixed parameter out of range) are clipped
+/// so that the kernels stay inside the support.
+fn clip_to(distribution: &Distribution, x: f64) -> f64 {
+    match distribution {
+        Distribution::Float(d) => x.clamp(d.low, d.high),
+        Distribution::Int(d) => x.clamp(d.low as f64, d.high as f64),
+        Distribution::Categorical(c) => x.clamp(0.0, (c.choices.len() - 1) as f64),
+    }
+}
+
+/// Splits trials into l(x) and g(x) as Optuna's `_split_trials` does (see [`TpeSampler`]).
+pub(crate) fn split_trials(
+    study: &StudyView<'_>,
+    trials: &[Arc<FrozenTrial>],
+    n_below: usize,
+) -> (Vec<Arc<FrozenTrial>>, Vec<Arc<FrozenTrial>>) {
+    let mut complete = Vec::new();
+    let mut pruned = Vec::new();
+    let mut running = Vec::new();
+    for t in trials {
+        match t.state {
+            TrialState::Running => running.push(t.clone()),
+            TrialState::Complete => complete.push(t.clone()),
+            TrialState::Pruned => pruned.push(t.clone()),
+            _ => {}
+        }
+    }
+    let directions = study.directions();
+    let n_complete_below = n_below.min(complete.len());
+    let (mut below, mut above) = if directions.len() <= 1 {
+        let direction = study.direction();
+        complete.sort_by(|a, b| {
+            let (x, y) = (a.value().unwrap_or(f64::NAN), b.value().unwrap_or(f64::NAN));
+            match direction {
+                StudyDirection::Maximize => y.total_cmp(&x),
+                _ => x.total_cmp(&y),
+            }
+        });
+        let above = complete.split_off(n_complete_below);
+        (complete, above)
+    } else {
+        split_multi_objective(directions, complete, n_complete_below)
+    };
+    let n_pruned_below = (n_below - below.len().min(n_below)).min(pruned.len());
+    let score = |t: &FrozenTrial| -> (f64, f64) {
+        match t.last_step() {
+            Some((step, value)) if value.is_nan() => (-(step as f64), f64::INFINITY),
+            Some((step, value)) => (
+                -(step as f64),
+                if study.direction() == StudyDirection::Maximize {
+                    -value
+                } else {
+                    value
+                },
+            ),
+            None => (1.0, 0.0),
+        }
+    };
+    pruned.sort_by(|a, b| {
+        let (sa, sb) = (score(a), score(b));
+        sa.0.total_cmp(&sb.0).then(sa.1.total_cmp(&sb.1))
+    });
+    let pruned_above = pruned.split_off(n_pruned_below);
+    below.extend(pruned);
+    above.extend(pruned_above);
+    above.extend(running);
+    below.sort_by_key(|t| t.number);
+    above.sort_by_key(|t| t.number);
+    (below, above)
+}
+
+impl Sampler for TpeSampler {
+    fn infer_relative_search_space(
+        &mut self,
+        study: &StudyView<'_>,
+        _trial: &FrozenTrial,
+    ) -> Result<SearchSpace> {
+        if !self.settings.multivariate {
+            return Ok(SearchSpace::new());
+        }
+        let trials = study.trials(Some(&[TrialState::Complete]))?;
+        if self.group {
+            self.groups = group_decomposed_search_space(&trials);
+            return Ok(self
+                .groups
+                .iter()
+                .flat_map(|g| g.iter().filter(|(_, d)| !d.single()))
+                .map(|(k, d)| (k.clone(), d.clone()))
+                .collect());
+        }
+        Ok(intersection_search_space(&trials))
+    }
+
+    fn sample_relative(
+        &mut self,
+        study: &StudyView<'_>,
+        trial: &FrozenTrial,
+        space: &SearchSpace,
+    ) -> Result<BTreeMap<String, f64>> {
+        if space.is_empty() || Self::finished_count(study)? < self.n_startup_trials {
+            return Ok(BTreeMap::new());
+        }
+        let mut params = BTreeMap::new();
+        if self.group {
+            for group in self.groups.clone() {
+                let sub: SearchSpace = group
+                    .into_iter()
+                    .filter(|(k, d)| !d.single() && space.contains_key(k))
+                    .collect();
+                if !sub.is_empty() {
+                    params.extend(self.sample(study, trial, &sub)?);
+                }
+            }
+        } else {
+            params = self.sample(study, trial, space)?;
+        }
+        if self.constant_liar && !params.is_empty() {
+            let text = serde_json::to_string(&params).expect("floats serialise");
+            let chars: Vec<char> = text.chars().collect();
+            for (i, chunk) in chars.chunks(SYSTEM_ATTR_MAX_LENGTH).enumerate() {
+                study.set_trial_system_attr(
+                    trial.trial_id,
+                    &format!("{RELATIVE_PARAMS_KEY}:{i}"),
+                    Value::String(chunk.iter().collect()),
+                )?;
+            }
+        }
+        Ok(params)
+    }
+
+    fn sample_independent(
+        &mut self,
+        study: &StudyView<'_>,
+        trial: &FrozenTrial,
+        name: &str,
+        distribution: &Distribution,
+    ) -> Result<f64> {
+        if Self::finished_count(study)? < self.n_startup_trials {
+            return Ok(sample_uniform(&mut self.rng, distribution));
+        }
+        let space: SearchSpace = [(name.to_owned(), distribution.clone())].into();
+        Ok(self.sample(study, trial, &space)?[name])
+    }
+}
+
+/// Optuna's `_GroupDecomposedSearchSpace`: splits the parameters into groups such that
+/// every COMPLETE trial's parameter set is a union of groups.
+pub(crate) fn group_decomposed_search_space(trials: &[Arc<FrozenTrial>]) -> Vec<SearchSpace> {
+    let mut groups: Vec<SearchSpace> = Vec::new();
+    for trial in trials {
+        let mut remaining: SearchSpace = trial
+            .params
+            .iter()
+            .map(|(k, p)| (k.clone(), p.distribution.clone()))
+            .collect();
+        let mut next = Vec::new();
+        for group in groups {
+            let (inside, outside): (SearchSpace, SearchSpace) =
+                group.into_iter().partition(|(k, _)| remaining.contains_key(k));
+            for k in inside.keys() {
+                remaining.remove(k);
+            }
+            next.push(inside);
+            next.push(outside);
+        }
+        next.push(remaining);
+        groups = next.into_iter().filter(|g| !g.is_empty()).collect();
+    }
+    groups
+}

@@ -1,0 +1,88 @@
+//! The storage contract.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::distributions::Distribution;
+use crate::error::Result;
+use crate::trial::{FrozenTrial, StudyDirection, TrialState};
+
+/// Where studies and trials live (Optuna's `BaseStorage`).
+///
+/// # Contract
+///
+/// - Implementations are shared between threads (`Send + Sync`); every method takes `&self`.
+/// - Ids: study ids and trial ids are assigned by the storage; a trial's `number` is its
+///   index in its study. Ids are never reused, even after a study is deleted.
+/// - Finished trials (COMPLETE, PRUNED, FAIL) are immutable: every write to one returns
+///   [`StudyError::TrialFinished`](crate::StudyError::TrialFinished).
+/// - A RUNNING state may only be set on a WAITING trial; when another worker claimed it
+///   first, [`Storage::set_trial_state_values`] returns `Ok(false)` and changes nothing.
+/// - After a write returns, every read through the same storage object sees it; other
+///   processes sharing the backend see it after their next read.
+pub trait Storage: Send + Sync + Debug {
+    /// Creates a study; [`StudyError::DuplicateStudy`](crate::StudyError::DuplicateStudy)
+    /// if the name is taken.
+    fn create_new_study(&self, directions: &[StudyDirection], name: &str) -> Result<u64>;
+    /// Deletes a study (its id is not reused).
+    fn delete_study(&self, study_id: u64) -> Result<()>;
+    /// Sets one study user attribute.
+    fn set_study_user_attr(&self, study_id: u64, key: &str, value: Value) -> Result<()>;
+    /// Sets one study system attribute.
+    fn set_study_system_attr(&self, study_id: u64, key: &str, value: Value) -> Result<()>;
+    /// The id of the study with this name.
+    fn get_study_id_from_name(&self, name: &str) -> Result<u64>;
+    /// The name of a study.
+    fn get_study_name_from_id(&self, study_id: u64) -> Result<String>;
+    /// The directions of a study.
+    fn get_study_directions(&self, study_id: u64) -> Result<Vec<StudyDirection>>;
+    /// The user attributes of a study.
+    fn get_study_user_attrs(&self, study_id: u64) -> Result<BTreeMap<String, Value>>;
+    /// The system attributes of a study.
+    fn get_study_system_attrs(&self, study_id: u64) -> Result<BTreeMap<String, Value>>;
+    /// `(id, name)` of every study, in creation order.
+    fn get_all_studies(&self) -> Result<Vec<(u64, String)>>;
+    /// Creates trials in one write (contiguous ids when the backend is shared): a fresh
+    /// RUNNING trial for each `None`, a copy of the template for each `Some` (its number
+    /// and id are ignored). Returns the new trial ids.
+    fn create_new_trials(&self, study_id: u64, templates: &[Option<FrozenTrial>])
+        -> Result<Vec<u64>>;
+    /// Sets a parameter's internal value and distribution.
+    fn set_trial_param(
+        &self,
+        trial_id: u64,
+        name: &str,
+        internal: f64,
+        distribution: &Distribution,
+    ) -> Result<()>;
+    /// Sets the state (and values). Returns `Ok(false)` when RUNNING is asked for a trial
+    /// that is no longer WAITING.
+    fn set_trial_state_values(
+        &self,
+        trial_id: u64,
+        state: TrialState,
+        values: Option<&[f64]>,
+    ) -> Result<bool>;
+    /// Records an intermediate value.
+    fn set_trial_intermediate_value(&self, trial_id: u64, step: i64, value: f64) -> Result<()>;
+    /// Sets one trial user attribute.
+    fn set_trial_user_attr(&self, trial_id: u64, key: &str, value: Value) -> Result<()>;
+    /// Sets one trial system attribute.
+    fn set_trial_system_attr(&self, trial_id: u64, key: &str, value: Value) -> Result<()>;
+    /// One trial.
+    fn get_trial(&self, trial_id: u64) -> Result<Arc<FrozenTrial>>;
+    /// The trials of a study in number order, optionally only those in `states`.
+    fn get_all_trials(
+        &self,
+        study_id: u64,
+        states: Option<&[TrialState]>,
+    ) -> Result<Vec<Arc<FrozenTrial>>>;
+
+    /// Creates one trial (see [`Storage::create_new_trials`]).
+    fn create_new_trial(&self, study_id: u64, template: Option<FrozenTrial>) -> Result<u64> {
+        Ok(self.create_new_trials(study_id, &[template])?[0])
+    }
+}

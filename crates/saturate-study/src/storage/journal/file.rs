@@ -1,0 +1,157 @@
+//! The journal file and its lock, compatible with Optuna's `JournalFileBackend`.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::error::{Result, StudyError};
+
+/// A journal file shared by any number of processes, Python Optuna's included.
+///
+/// Appends take `<file>.lock` the way Optuna's `JournalFileSymlinkLock` does: create a
+/// symlink to the journal (atomic, fails with `EEXIST` when held), retry with a backoff
+/// from 1 ms doubling to 1 s, and forcibly release a lock whose target has not been
+/// modified for the grace period (30 s by default: its holder is presumed dead). Release
+/// renames the lock to a unique name and then unlinks it, so a waiter never removes a
+/// lock that someone else has just taken. Every append is one `write` followed by `fsync`.
+#[derive(Debug, Clone)]
+pub struct JournalFileBackend {
+    path: PathBuf,
+    lock_path: PathBuf,
+    grace_period: Duration,
+    lock_timeout: Option<Duration>,
+}
+
+impl JournalFileBackend {
+    /// A backend on `path`; the file is created if missing.
+    pub fn new(path: impl Into<PathBuf>) -> Result<Self> {
+        let path = path.into();
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| StudyError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        let mut lock_path = path.clone().into_os_string();
+        lock_path.push(".lock");
+        Ok(Self {
+            path,
+            lock_path: lock_path.into(),
+            grace_period: Duration::from_secs(30),
+            lock_timeout: None,
+        })
+    }
+
+    /// How long an unchanged lock is honoured before it is forcibly released (30 s).
+    pub fn with_grace_period(mut self, grace_period: Duration) -> Self {
+        self.grace_period = grace_period;
+        self
+    }
+
+    /// Give up acquiring the lock after this long with
+    /// [`StudyError::LockTimeout`] (default: wait forever, as Optuna does).
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = Some(timeout);
+        self
+    }
+
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The lock path, `<journal>.lock`.
+    pub fn lock_path(&self) -> &Path {
+        &self.lock_path
+    }
+
+    fn io(&self, source: std::io::Error) -> StudyError {
+        StudyError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Reads the bytes from `offset` to the current end of the file.
+    pub(crate) fn read_from(&self, offset: u64, buf: &mut Vec<u8>) -> Result<()> {
+        let mut file = File::open(&self.path).map_err(|e| self.io(e))?;
+        file.seek(SeekFrom::Start(offset)).map_err(|e| self.io(e))?;
+        file.read_to_end(buf).map_err(|e| self.io(e))?;
+        Ok(())
+    }
+
+    /// Appends `bytes` in one write and fsyncs. The caller holds the lock.
+    pub(crate) fn append(&self, bytes: &[u8]) -> Result<()> {
+        let mut file = OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| self.io(e))?;
+        file.write_all(bytes).map_err(|e| self.io(e))?;
+        file.sync_all().map_err(|e| self.io(e))
+    }
+
+    /// Takes the lock; it is released when the guard drops.
+    pub(crate) fn lock(&self) -> Result<LockGuard<'_>> {
+        let started = Instant::now();
+        let mut sleep = Duration::from_millis(1);
+        let mut last_mtime: Option<SystemTime> = None;
+        let mut last_change = Instant::now();
+        loop {
+            match std::os::unix::fs::symlink(&self.path, &self.lock_path) {
+                Ok(()) => return Ok(LockGuard { backend: self }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(StudyError::Io {
+                        path: self.lock_path.clone(),
+                        source: e,
+                    })
+                }
+            }
+            // `metadata` follows the symlink: the journal's mtime tells whether the holder
+            // is still writing.
+            if let Ok(mtime) = std::fs::metadata(&self.lock_path).and_then(|m| m.modified()) {
+                if last_mtime != Some(mtime) {
+                    last_mtime = Some(mtime);
+                    last_change = Instant::now();
+                }
+                if last_change.elapsed() > self.grace_period {
+                    release(&self.lock_path);
+                    sleep = Duration::from_millis(1);
+                    continue;
+                }
+            }
+            if let Some(timeout) = self.lock_timeout {
+                if started.elapsed() >= timeout {
+                    return Err(StudyError::LockTimeout {
+                        path: self.lock_path.clone(),
+                        waited: started.elapsed(),
+                    });
+                }
+            }
+            std::thread::sleep(sleep);
+            sleep = (sleep * 2).min(Duration::from_secs(1));
+        }
+    }
+}
+
+fn release(lock_path: &Path) {
+    let mut renamed = lock_path.as_os_str().to_owned();
+    renamed.push(format!("{}.rename", crate::storage::journal::random_hex(32)));
+    if std::fs::rename(lock_path, &renamed).is_ok() {
+        let _ = std::fs::remove_file(&renamed);
+    }
+}
+
+/// Holds the journal lock until dropped.
+pub(crate) struct LockGuard<'a> {
+    backend: &'a JournalFileBackend,
+}
+
+impl Drop for LockGuard<'_> {
+    fn drop(&mut self) {
+        release(&self.backend.lock_path);
+    }
+}

@@ -1,0 +1,156 @@
+//! The journal storage: replay of a journal file.
+
+use std::sync::Mutex;
+
+use crate::error::{Result, StudyError};
+use crate::storage::journal::file::JournalFileBackend;
+use crate::storage::journal::record;
+use crate::storage::replay::{
+    storage_via_operation_log, Applied, Operation, OperationLog, ReplayState,
+};
+
+/// Optuna's `JournalStorage` over a [`JournalFileBackend`].
+///
+/// Reads replay the lines appended since the last read (by anyone); writes take the
+/// file lock, catch up, validate the operation against the up-to-date state, and append
+/// it. A line without its final newline (a write in progress, or one cut short) is left
+/// for a later read; an invalid line followed by more lines is
+/// [`StudyError::CorruptJournal`].
+#[derive(Debug)]
+pub struct JournalStorage {
+    backend: JournalFileBackend,
+    worker_id: String,
+    inner: Mutex<Replay>,
+}
+
+#[derive(Debug, Default)]
+struct Replay {
+    state: ReplayState,
+    /// Bytes of the file replayed so far (always at a line boundary).
+    offset: u64,
+    /// Lines replayed so far.
+    lines: usize,
+    buf: Vec<u8>,
+}
+
+impl JournalStorage {
+    /// Opens (or creates) the journal file at `path` with the default lock settings.
+    pub fn open(path: impl Into<std::path::PathBuf>) -> Result<Self> {
+        Ok(Self::new(JournalFileBackend::new(path)?))
+    }
+
+    /// A storage over a configured backend.
+    pub fn new(backend: JournalFileBackend) -> Self {
+        let worker_id = format!(
+            "{}-{}-{}-{}-{}-{}",
+            super::random_hex(8),
+            super::random_hex(4),
+            super::random_hex(4),
+            super::random_hex(4),
+            super::random_hex(12),
+            std::process::id()
+        );
+        Self {
+            backend,
+            worker_id,
+            inner: Mutex::new(Replay::default()),
+        }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &JournalFileBackend {
+        &self.backend
+    }
+
+    fn lock_inner(&self) -> std::sync::MutexGuard<'_, Replay> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Replays the complete lines appended since the last sync.
+    fn sync(&self, replay: &mut Replay) -> Result<()> {
+        let mut buf = std::mem::take(&mut replay.buf);
+        buf.clear();
+        let result = self.replay_bytes(replay, &mut buf);
+        replay.buf = buf;
+        result
+    }
+
+    fn replay_bytes(&self, replay: &mut Replay, buf: &mut Vec<u8>) -> Result<()> {
+        self.backend.read_from(replay.offset, buf)?;
+        let mut start = 0;
+        while let Some(len) = buf[start..].iter().position(|b| *b == b'\n') {
+            let end = start + len;
+            let parsed = std::str::from_utf8(&buf[start..end])
+                .map_err(|e| e.to_string())
+                .and_then(record::from_line);
+            match parsed {
+                Ok(op) => {
+                    if let Some(op) = op {
+                        // Other writers' rejected operations are skipped, as Optuna skips them.
+                        let _ = replay.state.apply(op);
+                    }
+                }
+                Err(reason) if end + 1 < buf.len() => {
+                    return Err(StudyError::CorruptJournal {
+                        path: self.backend.path().to_owned(),
+                        line: replay.lines + 1,
+                        reason,
+                    });
+                }
+                // An invalid last line may still be in the middle of being written over.
+                Err(_) => return Ok(()),
+            }
+            replay.lines += 1;
+            replay.offset += (end + 1 - start) as u64;
+            start = end + 1;
+        }
+        Ok(())
+    }
+}
+
+impl OperationLog for JournalStorage {
+    fn write(&self, ops: Vec<Operation>) -> Result<Vec<Applied>> {
+        let mut replay = self.lock_inner();
+        let _file_lock = self.backend.lock()?;
+        self.sync(&mut replay)?;
+        // `apply` validates before it changes anything, so the state and the file stay
+        // in step: what was applied is written, the first rejected operation ends the batch.
+        let mut bytes = String::new();
+        let mut applied = Vec::with_capacity(ops.len());
+        let mut written = 0;
+        let mut failure = None;
+        for op in ops {
+            match replay.state.apply(op.clone()) {
+                Ok(outcome) => {
+                    if outcome != Applied::Accepted(false) {
+                        record::to_line(&op, &self.worker_id, &mut bytes);
+                        bytes.push('\n');
+                        written += 1;
+                    }
+                    applied.push(outcome);
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        if written > 0 {
+            self.backend.append(bytes.as_bytes())?;
+            replay.offset += bytes.len() as u64;
+            replay.lines += written;
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(applied),
+        }
+    }
+
+    fn read<R>(&self, f: impl FnOnce(&ReplayState) -> Result<R>) -> Result<R> {
+        let mut replay = self.lock_inner();
+        self.sync(&mut replay)?;
+        f(&replay.state)
+    }
+}
+
+storage_via_operation_log!(JournalStorage);

@@ -1,0 +1,245 @@
+//! The study contract.
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::ops::ControlFlow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::distributions::ParamValue;
+use crate::error::{Result, StudyError};
+use crate::trial::{FrozenTrial, StudyDirection, Trial, TrialPruned, TrialState};
+
+/// What an objective returns: one value, or one per objective.
+pub trait ObjectiveValues {
+    /// The values, in objective order.
+    fn into_values(self) -> Vec<f64>;
+}
+
+impl ObjectiveValues for f64 {
+    fn into_values(self) -> Vec<f64> {
+        vec![self]
+    }
+}
+impl ObjectiveValues for Vec<f64> {
+    fn into_values(self) -> Vec<f64> {
+        self
+    }
+}
+impl<const N: usize> ObjectiveValues for [f64; N] {
+    fn into_values(self) -> Vec<f64> {
+        self.to_vec()
+    }
+}
+
+/// The error type objectives return: any error; [`TrialPruned`] prunes the trial.
+pub type ObjectiveError = Box<dyn Error + Send + Sync>;
+
+/// Parameters fixed by name for a trial to come (enqueue, `ask_batch`).
+pub type FixedParams = BTreeMap<String, ParamValue>;
+
+/// A callback run after each trial of [`Study::optimize_with_callbacks`]; `Break` stops.
+pub type Callback<'a> = &'a mut dyn FnMut(&FrozenTrial) -> ControlFlow<()>;
+
+/// An Optuna-style study: ask for trials, tell their results.
+///
+/// # Contract
+///
+/// - `ask*` returns RUNNING trials; enqueued (WAITING) trials are handed out first, in order.
+/// - `tell*` finishes a trial exactly once; telling a finished trial is
+///   [`StudyError::TrialFinished`]. A NaN or infinite value fails the trial (the reason is
+///   in its `fail_reason` system attribute); a value count that does not match the
+///   directions fails the trial and returns [`StudyError::WrongNumberOfValues`].
+/// - A pruned trial's value is its last intermediate value (when finite).
+pub trait Study {
+    /// The study's name.
+    fn name(&self) -> &str;
+    /// One direction per objective.
+    fn directions(&self) -> &[StudyDirection];
+    /// Starts trials: one per entry of `fixed`, with those parameters fixed by name (an
+    /// empty map fixes nothing and may claim an enqueued trial). Created in one storage
+    /// write, so their numbers are contiguous when no enqueued trial is claimed.
+    fn ask_batch(&self, fixed: &[FixedParams]) -> Result<Vec<Trial>>;
+    /// Finishes a trial with a state; `values` for COMPLETE.
+    fn tell_state(
+        &self,
+        trial: &Trial,
+        state: TrialState,
+        values: Option<&[f64]>,
+        fail_reason: Option<&str>,
+    ) -> Result<Arc<FrozenTrial>>;
+    /// Adds a WAITING trial whose parameters are fixed; returns its number.
+    fn enqueue(&self, params: FixedParams) -> Result<u64>;
+    /// The trials in number order, optionally only those in `states`.
+    fn trials(&self, states: Option<&[TrialState]>) -> Result<Vec<Arc<FrozenTrial>>>;
+    /// Sets a study user attribute.
+    fn set_user_attr(&self, key: &str, value: Value) -> Result<()>;
+    /// The study's user attributes.
+    fn user_attrs(&self) -> Result<BTreeMap<String, Value>>;
+    /// Sets a study system attribute.
+    fn set_system_attr(&self, key: &str, value: Value) -> Result<()>;
+    /// The study's system attributes.
+    fn system_attrs(&self) -> Result<BTreeMap<String, Value>>;
+
+    /// Starts one trial.
+    fn ask(&self) -> Result<Trial> {
+        Ok(self.ask_batch(&[FixedParams::new()])?.remove(0))
+    }
+
+    /// Starts `n` trials at once.
+    fn ask_many(&self, n: usize) -> Result<Vec<Trial>> {
+        self.ask_batch(&vec![FixedParams::new(); n])
+    }
+
+    /// Starts one trial with some parameters fixed.
+    fn ask_with(&self, fixed: FixedParams) -> Result<Trial> {
+        Ok(self.ask_batch(&[fixed])?.remove(0))
+    }
+
+    /// Completes a trial with its objective values.
+    fn tell(&self, trial: &Trial, values: &[f64]) -> Result<Arc<FrozenTrial>> {
+        self.tell_state(trial, TrialState::Complete, Some(values), None)
+    }
+
+    /// Marks a trial pruned.
+    fn tell_pruned(&self, trial: &Trial) -> Result<Arc<FrozenTrial>> {
+        self.tell_state(trial, TrialState::Pruned, None, None)
+    }
+
+    /// Marks a trial failed, recording why.
+    fn tell_fail(&self, trial: &Trial, reason: &str) -> Result<Arc<FrozenTrial>> {
+        self.tell_state(trial, TrialState::Fail, None, Some(reason))
+    }
+
+    /// The best COMPLETE trial of a single-objective study.
+    fn best_trial(&self) -> Result<Arc<FrozenTrial>> {
+        let directions = self.directions();
+        if directions.len() != 1 {
+            return Err(StudyError::MultiObjective {
+                operation: "best_trial",
+                objectives: directions.len(),
+            });
+        }
+        let direction = directions[0];
+        self.trials(Some(&[TrialState::Complete]))?
+            .into_iter()
+            .filter(|t| t.value().is_some_and(|v| !v.is_nan()))
+            .min_by(|a, b| {
+                let loss = |t: &FrozenTrial| direction.to_loss(t.value().expect("filtered"));
+                loss(a).total_cmp(&loss(b))
+            })
+            .ok_or(StudyError::NoCompletedTrial)
+    }
+
+    /// The best value of a single-objective study.
+    fn best_value(&self) -> Result<f64> {
+        Ok(self.best_trial()?.value().expect("a complete trial has a value"))
+    }
+
+    /// The COMPLETE trials on the Pareto front (for one objective: all best trials).
+    fn best_trials(&self) -> Result<Vec<Arc<FrozenTrial>>> {
+        let directions = self.directions().to_vec();
+        let losses = |t: &FrozenTrial| -> Vec<f64> {
+            let values = t.values.as_deref().unwrap_or(&[]);
+            directions
+                .iter()
+                .zip(values)
+                .map(|(d, v)| d.to_loss(*v))
+                .collect()
+        };
+        let complete: Vec<_> = self
+            .trials(Some(&[TrialState::Complete]))?
+            .into_iter()
+            .filter(|t| t.values.as_ref().is_some_and(|v| v.len() == directions.len()))
+            .collect();
+        let all: Vec<Vec<f64>> = complete.iter().map(|t| losses(t)).collect();
+        Ok(complete
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !all.iter().any(|other| dominates(other, &all[*i])))
+            .map(|(_, t)| t)
+            .collect())
+    }
+
+    /// Runs `objective` on new trials until `n_trials` have run or `timeout` has passed
+    /// (whichever comes first; neither: until an error).
+    ///
+    /// An objective error or panic fails the trial and is returned as
+    /// [`StudyError::ObjectiveFailed`]; the study stays usable. [`TrialPruned`] prunes it.
+    fn optimize<V, F>(
+        &self,
+        n_trials: Option<usize>,
+        timeout: Option<Duration>,
+        objective: F,
+    ) -> Result<()>
+    where
+        Self: Sized,
+        V: ObjectiveValues,
+        F: FnMut(&mut Trial) -> Result<V, ObjectiveError>,
+    {
+        self.optimize_with_callbacks(n_trials, timeout, objective, &mut [])
+    }
+
+    /// [`Study::optimize`], calling each callback after each finished trial.
+    fn optimize_with_callbacks<V, F>(
+        &self,
+        n_trials: Option<usize>,
+        timeout: Option<Duration>,
+        mut objective: F,
+        callbacks: &mut [Callback<'_>],
+    ) -> Result<()>
+    where
+        Self: Sized,
+        V: ObjectiveValues,
+        F: FnMut(&mut Trial) -> Result<V, ObjectiveError>,
+    {
+        let started = Instant::now();
+        let mut done = 0;
+        while n_trials.is_none_or(|n| done < n) && timeout.is_none_or(|t| started.elapsed() < t) {
+            let mut trial = self.ask()?;
+            let outcome = catch_unwind(AssertUnwindSafe(|| objective(&mut trial)));
+            let frozen = match outcome {
+                Ok(Ok(values)) => self.tell(&trial, &values.into_values())?,
+                Ok(Err(e)) if e.is::<TrialPruned>() => self.tell_pruned(&trial)?,
+                Ok(Err(e)) => return Err(self.fail_objective(&trial, e.to_string())),
+                Err(panic) => {
+                    let message = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "panic".into());
+                    return Err(self.fail_objective(&trial, format!("panicked: {message}")));
+                }
+            };
+            done += 1;
+            for callback in callbacks.iter_mut() {
+                if callback(&frozen).is_break() {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[doc(hidden)]
+    fn fail_objective(&self, trial: &Trial, message: String) -> StudyError
+    where
+        Self: Sized,
+    {
+        match self.tell_fail(trial, &message) {
+            Ok(_) => StudyError::ObjectiveFailed {
+                number: trial.number(),
+                message,
+            },
+            Err(e) => e,
+        }
+    }
+}
+
+/// Whether loss vector `a` Pareto-dominates `b` (all <=, one <).
+pub(crate) fn dominates(a: &[f64], b: &[f64]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x <= y) && a.iter().zip(b).any(|(x, y)| x < y)
+}

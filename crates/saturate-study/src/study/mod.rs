@@ -1,0 +1,12 @@
+//! Studies: the trait, the default implementation and the view samplers and pruners get.
+
+mod base;
+#[allow(clippy::module_inception)]
+mod study;
+mod view;
+
+pub use base::{Callback, FixedParams, ObjectiveError, ObjectiveValues, Study};
+pub(crate) use base::dominates;
+pub(crate) use study::StudyCore;
+pub use study::{DefaultStudy, StudyBuilder};
+pub use view::StudyView;

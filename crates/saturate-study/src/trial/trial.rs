@@ -1,0 +1,252 @@
+//! The define-by-run trial handle.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::distributions::{
+    CategoricalDistribution, Choice, Distribution, FloatDistribution, IntDistribution, ParamValue,
+};
+use crate::error::{Result, StudyError};
+use crate::samplers::SearchSpace;
+use crate::study::StudyCore;
+use crate::trial::{FrozenTrial, Param};
+
+/// Returned (as an error) by an objective to say the trial was pruned, like raising
+/// Optuna's `TrialPruned`: `return Err(TrialPruned.into())`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("trial pruned")]
+pub struct TrialPruned;
+
+/// A running trial: parameters are suggested on first use (define-by-run).
+///
+/// Suggesting a name twice returns the first value; suggesting it again with another
+/// distribution is [`StudyError::IncompatibleDistribution`].
+pub struct Trial {
+    pub(crate) study: Arc<StudyCore>,
+    pub(crate) frozen: FrozenTrial,
+    pub(crate) relative_space: SearchSpace,
+    pub(crate) relative_params: BTreeMap<String, f64>,
+}
+
+impl std::fmt::Debug for Trial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trial")
+            .field("number", &self.frozen.number)
+            .field("trial_id", &self.frozen.trial_id)
+            .field("params", &self.frozen.params)
+            .finish()
+    }
+}
+
+impl Trial {
+    /// The trial's number in its study.
+    pub fn number(&self) -> u64 {
+        self.frozen.number
+    }
+
+    /// The trial's id in its storage.
+    pub fn id(&self) -> u64 {
+        self.frozen.trial_id
+    }
+
+    /// The trial as this handle knows it (params suggested so far, reports, attributes).
+    pub fn frozen(&self) -> &FrozenTrial {
+        &self.frozen
+    }
+
+    /// The parameters suggested so far, by name.
+    pub fn params(&self) -> BTreeMap<String, ParamValue> {
+        self.frozen
+            .params
+            .iter()
+            .map(|(k, p)| (k.clone(), p.value()))
+            .collect()
+    }
+
+    /// A float in `[low, high]`.
+    pub fn suggest_float(&mut self, name: &str, low: f64, high: f64) -> Result<f64> {
+        self.suggest_float_with(name, low, high, false, None)
+    }
+
+    /// A float in `[low, high]`, log-uniform (`low > 0`).
+    pub fn suggest_float_log(&mut self, name: &str, low: f64, high: f64) -> Result<f64> {
+        self.suggest_float_with(name, low, high, true, None)
+    }
+
+    /// A float in `{low, low + step, ...} ∩ [low, high]`.
+    pub fn suggest_float_step(&mut self, name: &str, low: f64, high: f64, step: f64) -> Result<f64> {
+        self.suggest_float_with(name, low, high, false, Some(step))
+    }
+
+    /// A float with every option of Optuna's `suggest_float`.
+    pub fn suggest_float_with(
+        &mut self,
+        name: &str,
+        low: f64,
+        high: f64,
+        log: bool,
+        step: Option<f64>,
+    ) -> Result<f64> {
+        let distribution = FloatDistribution::new(low, high, log, step)?.into();
+        Ok(self.suggest(name, distribution)?.as_f64().expect("a float"))
+    }
+
+    /// An integer in `[low, high]`.
+    pub fn suggest_int(&mut self, name: &str, low: i64, high: i64) -> Result<i64> {
+        self.suggest_int_with(name, low, high, false, 1)
+    }
+
+    /// An integer in `[low, high]`, log-uniform (`low >= 1`).
+    pub fn suggest_int_log(&mut self, name: &str, low: i64, high: i64) -> Result<i64> {
+        self.suggest_int_with(name, low, high, true, 1)
+    }
+
+    /// An integer in `{low, low + step, ...} ∩ [low, high]`.
+    pub fn suggest_int_step(&mut self, name: &str, low: i64, high: i64, step: i64) -> Result<i64> {
+        self.suggest_int_with(name, low, high, false, step)
+    }
+
+    /// An integer with every option of Optuna's `suggest_int`.
+    pub fn suggest_int_with(
+        &mut self,
+        name: &str,
+        low: i64,
+        high: i64,
+        log: bool,
+        step: i64,
+    ) -> Result<i64> {
+        let distribution = IntDistribution::new(low, high, log, step)?.into();
+        match self.suggest(name, distribution)? {
+            ParamValue::Int(i) => Ok(i),
+            other => unreachable!("an int distribution gave {other:?}"),
+        }
+    }
+
+    /// One of `choices` (strings, numbers, booleans, `Choice::Null`).
+    pub fn suggest_categorical<C: Into<Choice>>(
+        &mut self,
+        name: &str,
+        choices: impl IntoIterator<Item = C>,
+    ) -> Result<Choice> {
+        let choices = choices.into_iter().map(Into::into).collect();
+        let distribution = CategoricalDistribution::new(choices)?.into();
+        match self.suggest(name, distribution)? {
+            ParamValue::Categorical(c) => Ok(c),
+            other => unreachable!("a categorical distribution gave {other:?}"),
+        }
+    }
+
+    /// A value from any distribution: the stored one if `name` was suggested before, the
+    /// fixed one if the trial was enqueued or asked with it, else the sampler's.
+    pub fn suggest(&mut self, name: &str, distribution: Distribution) -> Result<ParamValue> {
+        if let Some(param) = self.frozen.params.get(name) {
+            if param.distribution != distribution {
+                return Err(StudyError::IncompatibleDistribution {
+                    name: name.into(),
+                    existing: param.distribution.to_json_string(),
+                    requested: distribution.to_json_string(),
+                });
+            }
+            return Ok(param.value());
+        }
+        let internal = match self.fixed_value(name, &distribution)? {
+            Some(internal) => internal,
+            None => match self.relative_params.get(name) {
+                Some(internal) if self.relative_space.get(name) == Some(&distribution) => *internal,
+                _ => {
+                    let view = self.study.view();
+                    self.study.sampler().sample_independent(
+                        &view,
+                        &self.frozen,
+                        name,
+                        &distribution,
+                    )?
+                }
+            },
+        };
+        self.study
+            .storage
+            .set_trial_param(self.frozen.trial_id, name, internal, &distribution)?;
+        let value = distribution.to_external(internal);
+        self.frozen.params.insert(
+            name.into(),
+            Param {
+                internal,
+                distribution,
+            },
+        );
+        Ok(value)
+    }
+
+    fn fixed_value(&self, name: &str, distribution: &Distribution) -> Result<Option<f64>> {
+        let Some(value) = self
+            .frozen
+            .system_attrs
+            .get("fixed_params")
+            .and_then(|fixed| fixed.get(name))
+        else {
+            return Ok(None);
+        };
+        let external = match (distribution, value) {
+            (Distribution::Categorical(_), v) => {
+                ParamValue::Categorical(Choice::from_json(&crate::json::Json::from_value(v))?)
+            }
+            (Distribution::Int(_), Value::Number(n)) if n.is_i64() => {
+                ParamValue::Int(n.as_i64().expect("checked"))
+            }
+            (_, Value::Number(n)) => ParamValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+            _ => ParamValue::Categorical(Choice::Null),
+        };
+        distribution
+            .to_internal(&external)
+            .map(Some)
+            .map_err(|_| StudyError::ParamOutOfDistribution {
+                name: name.into(),
+                value: value.to_string(),
+                distribution: distribution.to_json_string(),
+            })
+    }
+
+    /// Records an intermediate objective value at `step` (NaN allowed).
+    pub fn report(&mut self, step: i64, value: f64) -> Result<()> {
+        self.study
+            .storage
+            .set_trial_intermediate_value(self.frozen.trial_id, step, value)?;
+        self.frozen.intermediate_values.insert(step, value);
+        Ok(())
+    }
+
+    /// Whether the study's pruner says to stop this trial now.
+    pub fn should_prune(&self) -> Result<bool> {
+        if self.study.directions.len() > 1 {
+            return Err(StudyError::MultiObjective {
+                operation: "should_prune",
+                objectives: self.study.directions.len(),
+            });
+        }
+        let trial = self.study.storage.get_trial(self.frozen.trial_id)?;
+        self.study.pruner.prune(&self.study.view(), &trial)
+    }
+
+    /// Sets a user attribute.
+    pub fn set_user_attr(&mut self, key: &str, value: impl Into<Value>) -> Result<()> {
+        let value = value.into();
+        self.study
+            .storage
+            .set_trial_user_attr(self.frozen.trial_id, key, value.clone())?;
+        self.frozen.user_attrs.insert(key.into(), value);
+        Ok(())
+    }
+
+    /// Sets a system attribute.
+    pub fn set_system_attr(&mut self, key: &str, value: impl Into<Value>) -> Result<()> {
+        let value = value.into();
+        self.study
+            .storage
+            .set_trial_system_attr(self.frozen.trial_id, key, value.clone())?;
+        self.frozen.system_attrs.insert(key.into(), value);
+        Ok(())
+    }
+}

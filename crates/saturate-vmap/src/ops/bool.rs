@@ -7,7 +7,9 @@ use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
 
 use core::future::Future;
 
-use super::int::{expand_plan, rows, select_as_gather_indices, shift_axes, shift_slices, with_dim};
+use super::int::{
+    align_binary, expand_plan, rows, select_as_gather_indices, shift_axes, shift_slices, with_dim,
+};
 use crate::tensor::*;
 use crate::{Vmap, VmapDevice};
 
@@ -26,7 +28,7 @@ fn owned_bool<B: Backend>(tensor: BoolTensor<Vmap<B>>) -> BoolP<B> {
 
 macro_rules! binary {
     ($op:ident, $lhs:ident, $rhs:ident) => {{
-        let (l, r, batched, members) = align2::<B, BoolKind, BoolKind>(stringify!($op), $lhs, $rhs);
+        let (l, r, batched, members) = align_binary::<B, BoolKind>(stringify!($op), $lhs, $rhs);
         VmapTensor::new(B::$op(l, r), batched, members)
     }};
 }

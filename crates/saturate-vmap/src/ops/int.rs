@@ -121,16 +121,35 @@ pub(crate) fn expand_plan(
     }
 }
 
+/// Aligns the operands of a binary elementwise op. Unlike [`align2`], when exactly one operand
+/// is batched the other gets a real member axis of size K (not a size-1 one): the inner op then
+/// sees exactly the shapes the per-member op would, plus the same leading K. Some inner ops do
+/// not broadcast at all (NdArray's `remainder` zips equal shapes only) or only one way, so a
+/// size-1 member axis is not safe for them.
+pub(crate) fn align_binary<B: Backend, K: Kind<B>>(
+    op: &str,
+    lhs: VmapTensor<K::P>,
+    rhs: VmapTensor<K::P>,
+) -> (K::P, K::P, bool, usize) {
+    let members = check_members(op, lhs.members, rhs.members);
+    if lhs.batched == rhs.batched {
+        return align2::<B, K, K>(op, lhs, rhs);
+    }
+    let lhs = materialize::<B, K>(lhs);
+    let rhs = materialize::<B, K>(rhs);
+    (lhs, rhs, true, members)
+}
+
 macro_rules! cmp {
     ($op:ident, $lhs:ident, $rhs:ident, $dt:ident) => {{
-        let (l, r, batched, members) = align2::<B, IntKind, IntKind>(stringify!($op), $lhs, $rhs);
+        let (l, r, batched, members) = align_binary::<B, IntKind>(stringify!($op), $lhs, $rhs);
         VmapTensor::new(B::$op(l, r, $dt), batched, members)
     }};
 }
 
 macro_rules! binary {
     ($op:ident, $lhs:ident, $rhs:ident) => {{
-        let (l, r, batched, members) = align2::<B, IntKind, IntKind>(stringify!($op), $lhs, $rhs);
+        let (l, r, batched, members) = align_binary::<B, IntKind>(stringify!($op), $lhs, $rhs);
         VmapTensor::new(B::$op(l, r), batched, members)
     }};
 }
@@ -509,7 +528,8 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
 
     fn int_matmul(lhs: IntTensor<Self>, rhs: IntTensor<Self>) -> IntTensor<Self> {
         // An unbatched operand gets a size-1 member axis, which matmul broadcasts as a batch dim.
-        binary!(int_matmul, lhs, rhs)
+        let (l, r, batched, members) = align2::<B, IntKind, IntKind>("int_matmul", lhs, rhs);
+        VmapTensor::new(B::int_matmul(l, r), batched, members)
     }
 
     fn int_neg(tensor: IntTensor<Self>) -> IntTensor<Self> {

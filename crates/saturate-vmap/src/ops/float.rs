@@ -94,6 +94,26 @@ fn binary<B: Backend, O>(
     VmapTensor::new(f(l, r), batched, members)
 }
 
+/// A binary elementwise op whose inner kernel may broadcast only one way (or not at all, or
+/// write into `lhs`): when exactly one operand is batched, the other gets a real member axis,
+/// so both have the same member dim and the inner backend sees the logical shapes it would see
+/// member by member.
+fn binary_mat<B: Backend>(
+    op: &str,
+    lhs: VmapTensor<FP<B>>,
+    rhs: VmapTensor<FP<B>>,
+    f: impl FnOnce(FP<B>, FP<B>) -> FP<B>,
+) -> VmapTensor<FP<B>> {
+    let members = check_members(op, lhs.members, rhs.members);
+    match (lhs.batched, rhs.batched) {
+        (false, false) | (true, true) => {
+            VmapTensor::new(f(lhs.inner, rhs.inner), lhs.batched, members)
+        }
+        (false, true) => VmapTensor::batched(f(owned_f::<B>(lhs), rhs.inner), members),
+        (true, false) => VmapTensor::batched(f(lhs.inner, mat_f::<B>(rhs)), members),
+    }
+}
+
 /// Indices `[K, ..., M]` for `gather_nd`/`scatter_nd` on a `[K, ...]` tensor: the member index
 /// is prepended to every index tuple, giving `[K, ..., M + 1]`.
 fn member_coords<B: Backend>(indices: VmapTensor<IP<B>>) -> IP<B> {
@@ -279,14 +299,19 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         tensor.map(|t| B::float_clamp(t, min, max))
     }
 
-    binary_op!(
-        float_sub,
-        float_mul,
-        float_div,
-        float_remainder,
-        float_powf,
-        float_atan2
-    );
+    binary_op!(float_sub, float_mul, float_div);
+
+    fn float_remainder(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        binary_mat::<B>("float_remainder", lhs, rhs, B::float_remainder)
+    }
+
+    fn float_powf(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        binary_mat::<B>("float_powf", lhs, rhs, B::float_powf)
+    }
+
+    fn float_atan2(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        binary_mat::<B>("float_atan2", lhs, rhs, B::float_atan2)
+    }
 
     fn float_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         let members = check_members("float_matmul", lhs.members, rhs.members);
@@ -724,8 +749,12 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     }
 
     fn float_powi(lhs: FloatTensor<Self>, rhs: IntTensor<Self>) -> FloatTensor<Self> {
-        let (l, r, batched, members) = align2::<B, FloatKind, IntKind>("float_powi", lhs, rhs);
-        VmapTensor::new(B::float_powi(l, r), batched, members)
+        // Same-shape operands, as in `binary_mat`.
+        let members = check_members("float_powi", lhs.members, rhs.members);
+        if lhs.batched == rhs.batched {
+            return VmapTensor::new(B::float_powi(lhs.inner, rhs.inner), lhs.batched, members);
+        }
+        VmapTensor::batched(B::float_powi(mat_f::<B>(lhs), mat_i::<B>(rhs)), members)
     }
 
     fn float_cat(tensors: Vec<FloatTensor<Self>>, dim: usize) -> FloatTensor<Self> {

@@ -1,0 +1,231 @@
+//! Every optimizer option, one test each.
+
+use burn::grad_clipping::GradientClippingConfig as BurnClipping;
+use burn::optim::decay::WeightDecayConfig as BurnWeightDecay;
+use burn::optim::momentum::MomentumConfig as BurnMomentum;
+use burn::optim::{
+    AdamConfig as BurnAdam, AdamWConfig as BurnAdamW, SgdConfig as BurnSgd,
+};
+use saturate_optim::{
+    AdamConfig, AdamWConfig, GradientClippingConfig, MomentumConfig, SgdConfig,
+    WeightDecayConfig,
+};
+
+use super::parity;
+use crate::common::*;
+
+const MOMENTUM: [f64; K] = [0.5, 0.8, 0.9, 0.95];
+const DAMPENING: [f64; K] = [0.0, 0.1, 0.3, 0.5];
+const PENALTY: [f64; K] = [0.0, 1e-3, 1e-2, 0.1];
+const BETA_1: [f64; K] = [0.8, 0.85, 0.9, 0.95];
+const BETA_2: [f64; K] = [0.99, 0.995, 0.999, 0.9999];
+const EPSILON: [f64; K] = [1e-8, 1e-6, 1e-5, 1e-3];
+const CLIP_VALUE: [f64; K] = [0.005, 0.02, 0.1, 0.5];
+const CLIP_NORM: [f64; K] = [0.01, 0.05, 0.2, 1.0];
+
+fn sgd_momentum(nesterov: bool) -> (SgdConfig, impl Fn(usize) -> BurnSgd) {
+    let config = SgdConfig::new().with_momentum(Some(
+        MomentumConfig::new()
+            .with_momentum(MOMENTUM)
+            .with_dampening(DAMPENING)
+            .with_nesterov(nesterov),
+    ));
+    let reference = move |k: usize| {
+        BurnSgd::new().with_momentum(Some(
+            BurnMomentum::new()
+                .with_momentum(MOMENTUM[k])
+                .with_dampening(DAMPENING[k])
+                .with_nesterov(nesterov),
+        ))
+    };
+    (config, reference)
+}
+
+fn adam() -> (AdamConfig, impl Fn(usize) -> BurnAdam) {
+    let config = AdamConfig::new()
+        .with_beta_1(BETA_1)
+        .with_beta_2(BETA_2)
+        .with_epsilon(EPSILON);
+    let reference = |k: usize| {
+        BurnAdam::new()
+            .with_beta_1(BETA_1[k] as f32)
+            .with_beta_2(BETA_2[k] as f32)
+            .with_epsilon(EPSILON[k] as f32)
+    };
+    (config, reference)
+}
+
+fn adamw() -> (AdamWConfig, impl Fn(usize) -> BurnAdamW) {
+    let config = AdamWConfig::new()
+        .with_beta_1(BETA_1)
+        .with_beta_2(BETA_2)
+        .with_epsilon(EPSILON)
+        .with_weight_decay(PENALTY);
+    let reference = |k: usize| {
+        BurnAdamW::new()
+            .with_beta_1(BETA_1[k] as f32)
+            .with_beta_2(BETA_2[k] as f32)
+            .with_epsilon(EPSILON[k] as f32)
+            .with_weight_decay(PENALTY[k] as f32)
+    };
+    (config, reference)
+}
+
+#[test]
+fn sgd_plain() {
+    parity("plain SGD", SgdConfig::new().init(K).unwrap(), |_| {
+        BurnSgd::new().init()
+    });
+}
+
+#[test]
+fn sgd_momentum_with_dampening() {
+    let (config, reference) = sgd_momentum(false);
+    parity("SGD momentum + dampening", config.init(K).unwrap(), |k| {
+        reference(k).init()
+    });
+}
+
+#[test]
+fn sgd_nesterov() {
+    let (config, reference) = sgd_momentum(true);
+    parity("SGD Nesterov", config.init(K).unwrap(), |k| reference(k).init());
+}
+
+#[test]
+fn sgd_weight_decay() {
+    let config = SgdConfig::new().with_weight_decay(Some(WeightDecayConfig::new(PENALTY)));
+    parity("SGD weight decay", config.init(K).unwrap(), |k| {
+        BurnSgd::new()
+            .with_weight_decay(Some(BurnWeightDecay::new(PENALTY[k] as f32)))
+            .init()
+    });
+}
+
+#[test]
+fn sgd_everything() {
+    let (config, reference) = sgd_momentum(true);
+    let config = config
+        .with_weight_decay(Some(WeightDecayConfig::new(PENALTY)))
+        .with_gradient_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+    parity("SGD Nesterov + weight decay + norm clipping", config.init(K).unwrap(), |k| {
+        reference(k)
+            .with_weight_decay(Some(BurnWeightDecay::new(PENALTY[k] as f32)))
+            .with_gradient_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
+            .init()
+    });
+}
+
+#[test]
+fn sgd_clip_by_value() {
+    let config =
+        SgdConfig::new().with_gradient_clipping(Some(GradientClippingConfig::value(CLIP_VALUE)));
+    parity("SGD clip by value", config.init(K).unwrap(), |k| {
+        BurnSgd::new()
+            .with_gradient_clipping(Some(BurnClipping::Value(CLIP_VALUE[k] as f32)))
+            .init()
+    });
+}
+
+#[test]
+fn sgd_clip_by_norm() {
+    let config =
+        SgdConfig::new().with_gradient_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+    parity("SGD clip by norm", config.init(K).unwrap(), |k| {
+        BurnSgd::new()
+            .with_gradient_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
+            .init()
+    });
+}
+
+#[test]
+fn adam_plain() {
+    let (config, reference) = adam();
+    parity("Adam", config.init(K).unwrap(), |k| reference(k).init());
+}
+
+#[test]
+fn adam_weight_decay() {
+    let (config, reference) = adam();
+    let config = config.with_weight_decay(Some(WeightDecayConfig::new(PENALTY)));
+    parity("Adam + weight decay", config.init(K).unwrap(), |k| {
+        reference(k)
+            .with_weight_decay(Some(BurnWeightDecay::new(PENALTY[k] as f32)))
+            .init()
+    });
+}
+
+#[test]
+fn adam_amsgrad() {
+    let (config, reference) = adam();
+    parity("Adam AMSGrad", config.with_amsgrad(true).init(K).unwrap(), |k| {
+        reference(k).with_amsgrad(true).init()
+    });
+}
+
+#[test]
+fn adam_clip_by_value() {
+    let (config, reference) = adam();
+    let config = config.with_grad_clipping(Some(GradientClippingConfig::value(CLIP_VALUE)));
+    parity("Adam clip by value", config.init(K).unwrap(), |k| {
+        reference(k)
+            .with_grad_clipping(Some(BurnClipping::Value(CLIP_VALUE[k] as f32)))
+            .init()
+    });
+}
+
+#[test]
+fn adam_clip_by_norm() {
+    let (config, reference) = adam();
+    let config = config.with_grad_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+    parity("Adam clip by norm", config.init(K).unwrap(), |k| {
+        reference(k)
+            .with_grad_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
+            .init()
+    });
+}
+
+#[test]
+fn adamw_plain() {
+    let (config, reference) = adamw();
+    parity("AdamW", config.init(K).unwrap(), |k| reference(k).init());
+}
+
+#[test]
+fn adamw_amsgrad() {
+    let (config, reference) = adamw();
+    parity("AdamW AMSGrad", config.with_amsgrad(true).init(K).unwrap(), |k| {
+        reference(k).with_amsgrad(true).init()
+    });
+}
+
+#[test]
+fn adamw_cautious_weight_decay() {
+    let (config, reference) = adamw();
+    let config = config.with_cautious_weight_decay(true);
+    parity("AdamW cautious weight decay", config.init(K).unwrap(), |k| {
+        reference(k).with_cautious_weight_decay(true).init()
+    });
+}
+
+#[test]
+fn adamw_clip_by_norm() {
+    let (config, reference) = adamw();
+    let config = config.with_grad_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+    parity("AdamW clip by norm", config.init(K).unwrap(), |k| {
+        reference(k)
+            .with_grad_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
+            .init()
+    });
+}
+
+#[test]
+fn adamw_clip_by_value() {
+    let (config, reference) = adamw();
+    let config = config.with_grad_clipping(Some(GradientClippingConfig::value(CLIP_VALUE)));
+    parity("AdamW clip by value", config.init(K).unwrap(), |k| {
+        reference(k)
+            .with_grad_clipping(Some(BurnClipping::Value(CLIP_VALUE[k] as f32)))
+            .init()
+    });
+}

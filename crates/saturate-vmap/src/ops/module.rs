@@ -57,6 +57,11 @@ fn axes(head: &[usize], start: usize, count: usize) -> Vec<usize> {
     a
 }
 
+/// The number of elements of `dims`.
+fn prod(dims: &[usize]) -> usize {
+    dims.iter().product()
+}
+
 /// Concatenates dimension lists.
 fn cat(parts: &[&[usize]]) -> Vec<usize> {
     parts.iter().flat_map(|p| p.iter().copied()).collect()
@@ -207,10 +212,9 @@ fn split_gk<B: Backend>(out: Fp<B>, k: usize, g: usize) -> Fp<B> {
         return split_ch::<B>(out, k);
     }
     let d = dims(&out);
-    let sp = d.len() - 2;
     let og = d[1] / (g * k);
-    let out = rs::<B>(out, cat(&[&[d[0], g, k, og], &d[2..]]));
-    let out = pm::<B>(out, &axes(&[2, 0, 1, 3], 4, sp));
+    let out = rs::<B>(out, vec![d[0], g, k, og, prod(&d[2..])]);
+    let out = pm::<B>(out, &[2, 0, 1, 3, 4]);
     rs::<B>(out, cat(&[&[k, d[0], g * og], &d[2..]]))
 }
 
@@ -276,14 +280,14 @@ fn conv_forward<B: Backend>(
             } else if transposed {
                 // [K, g, cg, og, ks] -> [g, cg, K, og, ks] -> [C, K*og, ks]
                 let cg = wd[1] / g;
-                let w = rs::<B>(weight.inner, cat(&[&[k, g, cg, wd[2]], ks]));
-                let w = pm::<B>(w, &axes(&[1, 2, 0, 3], 4, sp));
+                let w = rs::<B>(weight.inner, vec![k, g, cg, wd[2], prod(ks)]);
+                let w = pm::<B>(w, &[1, 2, 0, 3, 4]);
                 rs::<B>(w, cat(&[&[wd[1], k * wd[2]], ks]))
             } else {
                 // [K, g, og, cg, ks] -> [g, K, og, cg, ks] -> [g*K*og, cg, ks]
                 let og = wd[1] / g;
-                let w = rs::<B>(weight.inner, cat(&[&[k, g, og, wd[2]], ks]));
-                let w = pm::<B>(w, &axes(&[1, 0, 2, 3], 4, sp));
+                let w = rs::<B>(weight.inner, vec![k, g, og, wd[2], prod(ks)]);
+                let w = pm::<B>(w, &[1, 0, 2, 3, 4]);
                 rs::<B>(w, cat(&[&[k * wd[1], wd[2]], ks]))
             };
             let b = bias.map(|b| bias_gk::<B>(b, g));
@@ -328,13 +332,13 @@ fn conv_weight_grad<B: Backend>(
     let sp = as_.len();
     // The unbatched forms of each side.
     let a_single = |p: Fp<B>| {
-        let p = rs::<B>(p, cat(&[&[n, g, ca], as_]));
-        let p = pm::<B>(p, &axes(&[2, 1, 0], 3, sp));
+        let p = rs::<B>(p, vec![n, g, ca, prod(as_)]);
+        let p = pm::<B>(p, &[2, 1, 0, 3]);
         rs::<B>(p, cat(&[&[ca, g * n], as_]))
     };
     let b_single = |p: Fp<B>| {
-        let p = rs::<B>(p, cat(&[&[n, g, cb], bs]));
-        let p = pm::<B>(p, &axes(&[1, 2, 0], 3, sp));
+        let p = rs::<B>(p, vec![n, g, cb, prod(bs)]);
+        let p = pm::<B>(p, &[1, 2, 0, 3]);
         rs::<B>(p, cat(&[&[g * cb], &[n], bs]))
     };
     match (a.batched, b.batched) {
@@ -344,11 +348,11 @@ fn conv_weight_grad<B: Backend>(
             VmapTensor::unbatched(slice_to::<B>(out, &cat(&[&[g * cb, ca], ks])), k)
         }
         (true, true) => {
-            let ai = rs::<B>(a.inner, cat(&[&[k, n, g, ca], as_]));
-            let ai = pm::<B>(ai, &axes(&[3, 0, 2, 1], 4, sp));
+            let ai = rs::<B>(a.inner, vec![k, n, g, ca, prod(as_)]);
+            let ai = pm::<B>(ai, &[3, 0, 2, 1, 4]);
             let ai = rs::<B>(ai, cat(&[&[ca, k * g * n], as_]));
-            let bi = rs::<B>(b.inner, cat(&[&[k, n, g, cb], bs]));
-            let bi = pm::<B>(bi, &axes(&[0, 2, 3, 1], 4, sp));
+            let bi = rs::<B>(b.inner, vec![k, n, g, cb, prod(bs)]);
+            let bi = pm::<B>(bi, &[0, 2, 3, 1, 4]);
             let bi = rs::<B>(bi, cat(&[&[k * g * cb, n], bs]));
             let out = f(ai, bi, k * g); // [ca, K*g*cb, k']
             let kd = dims(&out)[2..].to_vec();
@@ -358,19 +362,19 @@ fn conv_weight_grad<B: Backend>(
         }
         (false, true) => {
             let ai = a_single(a.inner);
-            let bi = rs::<B>(b.inner, cat(&[&[k, n, g, cb], bs]));
-            let bi = pm::<B>(bi, &axes(&[2, 0, 3, 1], 4, sp));
+            let bi = rs::<B>(b.inner, vec![k, n, g, cb, prod(bs)]);
+            let bi = pm::<B>(bi, &[2, 0, 3, 1, 4]);
             let bi = rs::<B>(bi, cat(&[&[g * k * cb, n], bs]));
             let out = f(ai, bi, g); // [ca, g*K*cb, k']
             let kd = dims(&out)[2..].to_vec();
-            let out = rs::<B>(out, cat(&[&[ca, g, k, cb], &kd]));
-            let out = pm::<B>(out, &axes(&[2, 1, 3, 0], 4, sp));
+            let out = rs::<B>(out, vec![ca, g, k, cb, prod(&kd)]);
+            let out = pm::<B>(out, &[2, 1, 3, 0, 4]);
             let out = rs::<B>(out, cat(&[&[k, g * cb, ca], &kd]));
             VmapTensor::batched(slice_to::<B>(out, &cat(&[&[k, g * cb, ca], ks])), k)
         }
         (true, false) => {
-            let ai = rs::<B>(a.inner, cat(&[&[k, n, g, ca], as_]));
-            let ai = pm::<B>(ai, &axes(&[0, 3, 2, 1], 4, sp));
+            let ai = rs::<B>(a.inner, vec![k, n, g, ca, prod(as_)]);
+            let ai = pm::<B>(ai, &[0, 3, 2, 1, 4]);
             let ai = rs::<B>(ai, cat(&[&[k * ca, g * n], as_]));
             let bi = b_single(b.inner);
             let out = f(ai, bi, g); // [K*ca, g*cb, k']
@@ -1014,23 +1018,41 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
                 g.bias_grad.map(u),
             );
         }
-        let g = B::deform_conv2d_backward(
-            fold_ch::<B>(mat::<B>(x)),
-            fold_ch::<B>(mat::<B>(offset)),
-            merge01::<B>(mat::<B>(weight)),
-            mask.map(|m| fold_ch::<B>(mat::<B>(m))),
-            bias.map(|b| merge01::<B>(mat::<B>(b))),
-            fold_ch::<B>(mat::<B>(output_grad)),
-            deform_opts_k(&options, k),
-        );
-        let ch = |p| VmapTensor::batched(split_ch::<B>(p, k), k);
-        let b0 = |p| VmapTensor::batched(split0::<B>(p, k), k);
+        // One inner call per member: the inner backward's offset and mask gradients need not
+        // support the K-fold offset groups a channel fold would use (NdArray's read the columns
+        // of the first offset group only), so the members are computed apart and stacked.
+        let parts: Vec<_> = (0..k)
+            .map(|m| {
+                B::deform_conv2d_backward(
+                    member_of::<B>(&x, m),
+                    member_of::<B>(&offset, m),
+                    member_of::<B>(&weight, m),
+                    mask.as_ref().map(|t| member_of::<B>(t, m)),
+                    bias.as_ref().map(|t| member_of::<B>(t, m)),
+                    member_of::<B>(&output_grad, m),
+                    options.clone(),
+                )
+            })
+            .collect();
+        let mut xs = Vec::with_capacity(k);
+        let mut offs = Vec::with_capacity(k);
+        let mut ws = Vec::with_capacity(k);
+        let mut masks = Vec::with_capacity(k);
+        let mut biases = Vec::with_capacity(k);
+        for p in parts {
+            xs.push(p.x_grad);
+            offs.push(p.offset_grad);
+            ws.push(p.weight_grad);
+            masks.extend(p.mask_grad);
+            biases.extend(p.bias_grad);
+        }
+        let st = |v: Vec<Fp<B>>| VmapTensor::batched(stack::<B>(v), k);
         DeformConv2dBackward::new(
-            ch(g.x_grad),
-            ch(g.offset_grad),
-            b0(g.weight_grad),
-            g.mask_grad.map(ch),
-            g.bias_grad.map(b0),
+            st(xs),
+            st(offs),
+            st(ws),
+            (!masks.is_empty()).then(|| st(masks)),
+            (!biases.is_empty()).then(|| st(biases)),
         )
     }
 
@@ -1866,6 +1888,30 @@ fn offset_indices<B: Backend>(indices: Ip<B>, k: usize, rows: usize) -> Ip<B> {
     od[0] = k;
     let offsets = rs_int::<B>(offsets, od);
     B::int_add(indices, offsets)
+}
+
+/// Member `m` of `t` as an unbatched inner tensor of the logical shape.
+fn member_of<B: Backend>(t: &Vt<B>, m: usize) -> Fp<B> {
+    if !t.batched {
+        return t.inner.clone();
+    }
+    let d = dims(&t.inner);
+    let mut slices: Vec<Slice> = d.iter().map(|&n| Slice::from(0..n)).collect();
+    slices[0] = Slice::from(m..m + 1);
+    let p = B::float_slice(t.inner.clone(), &slices);
+    rs::<B>(p, d[1..].to_vec())
+}
+
+/// Stacks equally shaped inner tensors along a new leading member axis.
+fn stack<B: Backend>(parts: Vec<Fp<B>>) -> Fp<B> {
+    let parts = parts
+        .into_iter()
+        .map(|p| {
+            let d = dims(&p);
+            rs::<B>(p, cat(&[&[1], &d]))
+        })
+        .collect();
+    B::float_cat(parts, 0)
 }
 
 /// Deformable-conv options for K members folded into the channels.

@@ -126,7 +126,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
         }
         let tensor = owned_bool::<B>(tensor);
         let mask = materialize::<B, BoolKind>(mask);
-        let value = front::<B, BoolKind>(value);
+        let value = materialize::<B, BoolKind>(value);
         VmapTensor::batched(B::bool_mask_where(tensor, mask, value), members)
     }
 

@@ -235,7 +235,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
         }
         let tensor = owned_int::<B>(tensor);
         let mask = materialize::<B, BoolKind>(mask);
-        let value = front::<B, IntKind>(value);
+        let value = materialize::<B, IntKind>(value);
         VmapTensor::batched(B::int_mask_where(tensor, mask, value), members)
     }
 

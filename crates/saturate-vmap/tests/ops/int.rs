@@ -108,6 +108,7 @@ fn int_into_data_of_batched_tensor_fails() {
 
 #[test]
 fn int_random_members_differ() {
+    let op = "int_random";
     let device = VmapDevice::<Inner>::new(Default::default(), 3);
     let t = V::int_random(
         [4, 5].into(),
@@ -115,7 +116,7 @@ fn int_random_members_differ() {
         &device,
         ID,
     );
-    assert_eq!(t.shape().to_vec(), vec![4, 5], "int_random logical shape");
+    assert_eq!(t.shape().to_vec(), vec![4, 5], "{op}: logical shape");
     assert!(t.is_batched());
     assert_eq!(t.members(), 3);
     let data = burn::tensor::try_read_sync(Inner::int_into_data(t.into_inner()))
@@ -126,12 +127,12 @@ fn int_random_members_differ() {
     assert_ne!(
         m[0].as_bytes(),
         m[1].as_bytes(),
-        "int_random: members 0 and 1 equal"
+        "{op}: members 0 and 1 equal"
     );
     assert_ne!(
         m[1].as_bytes(),
         m[2].as_bytes(),
-        "int_random: members 1 and 2 equal"
+        "{op}: members 1 and 2 equal"
     );
 }
 
@@ -854,4 +855,63 @@ fn int_select_with_batched_indices_stays_per_member() {
         .unwrap()
         .unwrap();
     assert_eq!(data.to_vec::<i64>().unwrap(), vec![2, 12, 0, 10, 1, 11]);
+}
+
+// ---------------------------------------------------------------- autodiff through int ops
+
+// Int and bool ops carry no gradient themselves; these cases check that gradients stay exact
+// per member when int/bool results (batched or not) steer differentiable float ops.
+use super::float::{grad_check, Ai, Av};
+use burn::tensor::backend::Backend as BackendT;
+use burn::tensor::{Int, Tensor};
+
+macro_rules! grad_case {
+    ($name:literal, $d:literal => $e:literal, [$($shape:expr),* $(,)?], $range:expr, |$bk:ident, $xs:ident| $body:expr) => {{
+        #[allow(unused_mut, non_snake_case)]
+        fn op<$bk: BackendT>(mut $xs: Vec<Tensor<$bk, $d>>) -> Tensor<$bk, $e> {
+            $body
+        }
+        grad_check::<$d, $e>($name, &[$($shape),*], $range, op::<Av>, op::<Ai>);
+    }};
+}
+
+#[test]
+fn grad_through_int_ops() {
+    // Batched indices (argmax of a batched input) turned into floats.
+    grad_case!("int_into_float", 2 => 2, [vec![2, 3]], (-2.0, 2.0), |Bk, x| {
+        let x = x.remove(0);
+        let idx = x.clone().argmax(1);
+        x * idx.add_scalar(1).float()
+    });
+    // Unbatched indices from arange/flip select columns of a (maybe batched) input.
+    grad_case!("int_arange", 2 => 2, [vec![2, 4]], (-2.0, 2.0), |Bk, x| {
+        let x = x.remove(0);
+        let idx = Tensor::<Bk, 1, Int>::arange(0..3, &x.device()).flip([0]);
+        x.select(1, idx)
+    });
+    // Batched indices rewritten by int ops (add, remainder, cat), then gathered:
+    // the gather backward scatters into per-member zeros.
+    grad_case!("int_remainder_scalar", 2 => 2, [vec![3, 4]], (-2.0, 2.0), |Bk, x| {
+        let x = x.remove(0);
+        let a = x.clone().argsort(1).add_scalar(1).remainder_scalar(4);
+        let b = x.clone().argmin(1);
+        let idx = Tensor::cat(vec![a, b], 1);
+        x.gather(1, idx)
+    });
+    // Bool masks combined by bool ops steer mask_where / multiply.
+    grad_case!("bool_into_float", 2 => 2, [vec![2, 3]], (-2.0, 2.0), |Bk, x| {
+        let x = x.remove(0);
+        let m = x.clone().lower_elem(0.5).bool_not();
+        x * m.float()
+    });
+    grad_case!("bool_and", 2 => 2, [vec![2, 3], vec![2, 3]], (-2.0, 2.0), |Bk, x| {
+        let y = x.pop().unwrap();
+        let x = x.pop().unwrap();
+        let m = x
+            .clone()
+            .greater_elem(-1.0)
+            .bool_and(y.clone().lower_elem(1.0))
+            .bool_xor(x.clone().greater(y.clone()));
+        x.mask_where(m, y)
+    });
 }

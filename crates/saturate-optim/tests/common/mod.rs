@@ -93,7 +93,8 @@ pub fn reference_params(model: &Mlp<RB>) -> Vec<Vec<f32>> {
     struct Collect(Vec<Vec<f32>>);
     impl ModuleVisitor<RB> for Collect {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<RB, D>>) {
-            self.0.push(param.val().into_data().to_vec::<f32>().unwrap());
+            self.0
+                .push(param.val().into_data().to_vec::<f32>().unwrap());
         }
     }
     let mut c = Collect(Vec::new());
@@ -105,12 +106,15 @@ pub fn reference_params(model: &Mlp<RB>) -> Vec<Vec<f32>> {
 pub fn reference_from(params: &[Vec<f32>]) -> Mlp<RB> {
     struct Load<'a>(std::slice::Iter<'a, Vec<f32>>);
     impl ModuleMapper<RB> for Load<'_> {
-        fn map_float<const D: usize>(&mut self, param: Param<Tensor<RB, D>>) -> Param<Tensor<RB, D>> {
+        fn map_float<const D: usize>(
+            &mut self,
+            param: Param<Tensor<RB, D>>,
+        ) -> Param<Tensor<RB, D>> {
             let (id, tensor, mapper) = param.consume();
             let shape = tensor.shape();
             let values = self.0.next().expect("same parameter count").clone();
-            let tensor = Tensor::from_data(TensorData::new(values, shape), &tensor.device())
-                .require_grad();
+            let tensor =
+                Tensor::from_data(TensorData::new(values, shape), &tensor.device()).require_grad();
             Param::from_mapped_value(id, tensor, mapper)
         }
     }
@@ -119,7 +123,10 @@ pub fn reference_from(params: &[Vec<f32>]) -> Mlp<RB> {
 
 /// Reference copies of every member of a group (same parameters, on `Autodiff<NdArray>`).
 pub fn references(group: &Batched<Mlp<GB>>) -> Vec<Mlp<RB>> {
-    group_params(group).iter().map(|p| reference_from(p)).collect()
+    group_params(group)
+        .iter()
+        .map(|p| reference_from(p))
+        .collect()
 }
 
 /// Trains the group on steps `steps` with `lr(step)` giving the K learning rates.
@@ -152,14 +159,21 @@ pub fn train_reference<O: Optimizer<Mlp<RB>, RB>>(
     model
 }
 
-/// The largest absolute difference between two parameter lists.
+/// The largest absolute difference between two parameter lists; a non-finite value on either
+/// side counts as an infinite difference (NaN must never compare as close).
 pub fn max_abs_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
     assert_eq!(a.len(), b.len(), "parameter count");
     a.iter()
         .zip(b)
         .flat_map(|(x, y)| {
             assert_eq!(x.len(), y.len(), "parameter size");
-            x.iter().zip(y).map(|(p, q)| (p - q).abs())
+            x.iter().zip(y).map(|(p, q)| {
+                if p.is_finite() && q.is_finite() {
+                    (p - q).abs()
+                } else {
+                    f32::INFINITY
+                }
+            })
         })
         .fold(0.0, f32::max)
 }
@@ -175,6 +189,9 @@ pub fn assert_member_matches(
 ) {
     let want = reference_params(reference);
     let diff = max_abs_diff(got, &want);
+    if std::env::var_os("SATURATE_OPTIM_PRINT_DIFF").is_some() {
+        eprintln!("{what}: member {member}: max |group - burn-optim| = {diff:e}");
+    }
     assert!(
         diff <= ATOL,
         "{what}: member {member} differs from burn-optim by {diff:e} (atol {ATOL:e})"
@@ -183,4 +200,25 @@ pub fn assert_member_matches(
         max_abs_diff(initial, &want) > 1e-4,
         "{what}: member {member} did not move; the comparison would prove nothing"
     );
+}
+
+/// A one-member group module holding a reference module's parameters (for `Batched::stack`).
+pub fn to_group_member(model: &Mlp<RB>) -> Mlp<GB> {
+    let params = reference_params(model);
+    struct Load<'a>(std::slice::Iter<'a, Vec<f32>>);
+    impl ModuleMapper<GB> for Load<'_> {
+        fn map_float<const D: usize>(
+            &mut self,
+            param: Param<Tensor<GB, D>>,
+        ) -> Param<Tensor<GB, D>> {
+            let (id, tensor, mapper) = param.consume();
+            let shape = tensor.shape();
+            let values = self.0.next().expect("same parameter count").clone();
+            let tensor =
+                Tensor::from_data(TensorData::new(values, shape), &tensor.device()).require_grad();
+            Param::from_mapped_value(id, tensor, mapper)
+        }
+    }
+    Mlp::<GB>::new(&saturate_vmap::VmapDevice::new(Default::default(), 1))
+        .map(&mut Load(params.iter()))
 }

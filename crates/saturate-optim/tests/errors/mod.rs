@@ -3,8 +3,8 @@
 use burn::optim::lr_scheduler::linear::LinearLrSchedulerConfig;
 use burn::optim::GradientsParams;
 use saturate_optim::{
-    AdamConfig, AdamWConfig, GradientClippingConfig, MemberSchedulers, MomentumConfig,
-    OptimError, SgdConfig,
+    AdamConfig, AdamWConfig, GradientClippingConfig, MemberSchedulers, MomentumConfig, OptimError,
+    SgdConfig,
 };
 use saturate_vmap::VmapError;
 
@@ -16,7 +16,10 @@ fn field_of(e: OptimError) -> String {
         OptimError::WrongLength { field, .. }
         | OptimError::OutOfRange { field, .. }
         | OptimError::Incompatible { field, .. } => {
-            assert!(message.contains(&field), "message `{message}` does not name `{field}`");
+            assert!(
+                message.contains(&field),
+                "message `{message}` does not name `{field}`"
+            );
             field
         }
         other => panic!("expected an error naming a field, got {other:?}"),
@@ -46,7 +49,11 @@ fn a_per_member_list_of_the_wrong_length() {
 
 #[test]
 fn betas_outside_zero_one() {
-    for (beta_1, beta_2, field) in [(1.0, 0.999, "beta_1"), (-0.1, 0.999, "beta_1"), (0.9, 1.0, "beta_2")] {
+    for (beta_1, beta_2, field) in [
+        (1.0, 0.999, "beta_1"),
+        (-0.1, 0.999, "beta_1"),
+        (0.9, 1.0, "beta_2"),
+    ] {
         let e = AdamConfig::new()
             .with_beta_1(beta_1)
             .with_beta_2([0.99, 0.99, 0.99, beta_2])
@@ -104,10 +111,15 @@ fn negative_or_misshapen_learning_rates() {
         matches!(e, OptimError::OutOfRange { ref field, member: 2, value, .. } if field == "lr" && value == -0.1),
         "{e:?}"
     );
-    let e = optim.step(vec![0.1; 3], group.clone(), grads()).unwrap_err();
+    let e = optim
+        .step(vec![0.1; 3], group.clone(), grads())
+        .unwrap_err();
     assert_eq!(field_of(e), "lr");
     let grads_shared = grads();
-    assert!(optim.step(0.1, group, grads_shared).is_ok(), "a shared lr is fine");
+    assert!(
+        optim.step(0.1, group, grads_shared).is_ok(),
+        "a shared lr is fine"
+    );
 }
 
 #[test]
@@ -118,7 +130,11 @@ fn a_group_of_another_size() {
     let grads = GradientsParams::from_grads(loss.backward(), &*group);
     assert!(matches!(
         optim.step(0.1, group, grads),
-        Err(OptimError::MemberCountMismatch { expected: K, got: 2, .. })
+        Err(OptimError::MemberCountMismatch {
+            expected: K,
+            got: 2,
+            ..
+        })
     ));
 }
 
@@ -127,7 +143,10 @@ fn bad_membership_changes() {
     let mut optim = AdamConfig::new().init::<GB, Mlp<GB>>(K).unwrap();
     assert_eq!(
         optim.retain(&[0, 4]),
-        Err(OptimError::Vmap(VmapError::MemberOutOfRange { index: 4, members: K }))
+        Err(OptimError::Vmap(VmapError::MemberOutOfRange {
+            index: 4,
+            members: K
+        }))
     );
     assert_eq!(
         optim.retain(&[1, 1]),
@@ -151,5 +170,8 @@ fn a_scheduler_config_burn_rejects() {
         LinearLrSchedulerConfig::new(0.1, 0.0, 0),
     ];
     let e = MemberSchedulers::init(&configs).unwrap_err();
-    assert!(matches!(e, OptimError::Scheduler { member: 1, .. }), "{e:?}");
+    assert!(
+        matches!(e, OptimError::Scheduler { member: 1, .. }),
+        "{e:?}"
+    );
 }

@@ -35,8 +35,12 @@ fn retain_case<R: UpdateRule, O: Optimizer<Mlp<RB>, RB>>(
 #[test]
 fn after_retain_survivors_continue_exactly() {
     retain_case("SGD", sgd_config().init(K).unwrap(), |k| burn_sgd(k).init());
-    retain_case("Adam", adam_config().init(K).unwrap(), |k| burn_adam(k).init());
-    retain_case("AdamW", adamw_config().init(K).unwrap(), |k| burn_adamw(k).init());
+    retain_case("Adam", adam_config().init(K).unwrap(), |k| {
+        burn_adam(k).init()
+    });
+    retain_case("AdamW", adamw_config().init(K).unwrap(), |k| {
+        burn_adamw(k).init()
+    });
 }
 
 /// Trains members 0..3 for 20 steps, adds member 3 (fresh init, its own hyperparameters given
@@ -87,9 +91,7 @@ fn a_member_added_at_step_20_matches_a_fresh_run() {
             .with_momentum(Some(MomentumConfig::new().with_momentum(m)))
             .with_weight_decay(Some(WeightDecayConfig::new(1e-2)))
     };
-    extend_case::<saturate_optim::Sgd, _>("SGD", &sgd(old_m), &sgd(new_m), |k| {
-        burn_sgd(k).init()
-    });
+    extend_case::<saturate_optim::Sgd, _>("SGD", &sgd(old_m), &sgd(new_m), |k| burn_sgd(k).init());
 
     let (old_b, new_b) = split(&[0.8, 0.85, 0.9, 0.95]);
     extend_case::<saturate_optim::Adam, _>(

@@ -15,11 +15,16 @@ use crate::common::*;
 
 fn sgd_config() -> SgdConfig {
     SgdConfig::new()
-        .with_momentum(Some(MomentumConfig::new().with_momentum([0.9, 0.8, 0.7, 0.95])))
+        .with_momentum(Some(
+            MomentumConfig::new().with_momentum([0.9, 0.8, 0.7, 0.95]),
+        ))
         .with_weight_decay(Some(WeightDecayConfig::new(1e-2)))
 }
 
-fn assert_lr_zero_keeps_member<R: UpdateRule>(what: &str, mut optim: GroupOptimizer<R, Mlp<GB>, GB>) {
+fn assert_lr_zero_keeps_member<R: UpdateRule>(
+    what: &str,
+    mut optim: GroupOptimizer<R, Mlp<GB>, GB>,
+) {
     let group = init_group(K);
     let initial = group_params(&group);
     let group = train_group(group, &mut optim, 0..10, |_| vec![0.0, 0.01, 0.02, 0.03]);
@@ -63,8 +68,13 @@ fn identical_members_stay_identical() {
 
 #[test]
 fn no_nan_with_a_large_learning_rate() {
-    let mut optim = AdamConfig::new().with_epsilon([1e-8, 1e-8, 1e-3, 1e-5]).init(K).unwrap();
-    let group = train_group(init_group(K), &mut optim, 0..STEPS, |_| vec![1.0, 0.5, 2.0, 10.0]);
+    let mut optim = AdamConfig::new()
+        .with_epsilon([1e-8, 1e-8, 1e-3, 1e-5])
+        .init(K)
+        .unwrap();
+    let group = train_group(init_group(K), &mut optim, 0..STEPS, |_| {
+        vec![1.0, 0.5, 2.0, 10.0]
+    });
     for (k, member) in group_params(&group).iter().enumerate() {
         assert!(
             member.iter().flatten().all(|v| v.is_finite()),

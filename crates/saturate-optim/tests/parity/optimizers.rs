@@ -3,12 +3,9 @@
 use burn::grad_clipping::GradientClippingConfig as BurnClipping;
 use burn::optim::decay::WeightDecayConfig as BurnWeightDecay;
 use burn::optim::momentum::MomentumConfig as BurnMomentum;
-use burn::optim::{
-    AdamConfig as BurnAdam, AdamWConfig as BurnAdamW, SgdConfig as BurnSgd,
-};
+use burn::optim::{AdamConfig as BurnAdam, AdamWConfig as BurnAdamW, SgdConfig as BurnSgd};
 use saturate_optim::{
-    AdamConfig, AdamWConfig, GradientClippingConfig, MomentumConfig, SgdConfig,
-    WeightDecayConfig,
+    AdamConfig, AdamWConfig, GradientClippingConfig, MomentumConfig, SgdConfig, WeightDecayConfig,
 };
 
 use super::parity;
@@ -89,7 +86,9 @@ fn sgd_momentum_with_dampening() {
 #[test]
 fn sgd_nesterov() {
     let (config, reference) = sgd_momentum(true);
-    parity("SGD Nesterov", config.init(K).unwrap(), |k| reference(k).init());
+    parity("SGD Nesterov", config.init(K).unwrap(), |k| {
+        reference(k).init()
+    });
 }
 
 #[test]
@@ -108,12 +107,16 @@ fn sgd_everything() {
     let config = config
         .with_weight_decay(Some(WeightDecayConfig::new(PENALTY)))
         .with_gradient_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
-    parity("SGD Nesterov + weight decay + norm clipping", config.init(K).unwrap(), |k| {
-        reference(k)
-            .with_weight_decay(Some(BurnWeightDecay::new(PENALTY[k] as f32)))
-            .with_gradient_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
-            .init()
-    });
+    parity(
+        "SGD Nesterov + weight decay + norm clipping",
+        config.init(K).unwrap(),
+        |k| {
+            reference(k)
+                .with_weight_decay(Some(BurnWeightDecay::new(PENALTY[k] as f32)))
+                .with_gradient_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
+                .init()
+        },
+    );
 }
 
 #[test]
@@ -158,9 +161,11 @@ fn adam_weight_decay() {
 #[test]
 fn adam_amsgrad() {
     let (config, reference) = adam();
-    parity("Adam AMSGrad", config.with_amsgrad(true).init(K).unwrap(), |k| {
-        reference(k).with_amsgrad(true).init()
-    });
+    parity(
+        "Adam AMSGrad",
+        config.with_amsgrad(true).init(K).unwrap(),
+        |k| reference(k).with_amsgrad(true).init(),
+    );
 }
 
 #[test]
@@ -194,18 +199,22 @@ fn adamw_plain() {
 #[test]
 fn adamw_amsgrad() {
     let (config, reference) = adamw();
-    parity("AdamW AMSGrad", config.with_amsgrad(true).init(K).unwrap(), |k| {
-        reference(k).with_amsgrad(true).init()
-    });
+    parity(
+        "AdamW AMSGrad",
+        config.with_amsgrad(true).init(K).unwrap(),
+        |k| reference(k).with_amsgrad(true).init(),
+    );
 }
 
 #[test]
 fn adamw_cautious_weight_decay() {
     let (config, reference) = adamw();
     let config = config.with_cautious_weight_decay(true);
-    parity("AdamW cautious weight decay", config.init(K).unwrap(), |k| {
-        reference(k).with_cautious_weight_decay(true).init()
-    });
+    parity(
+        "AdamW cautious weight decay",
+        config.init(K).unwrap(),
+        |k| reference(k).with_cautious_weight_decay(true).init(),
+    );
 }
 
 #[test]
@@ -228,4 +237,53 @@ fn adamw_clip_by_value() {
             .with_grad_clipping(Some(BurnClipping::Value(CLIP_VALUE[k] as f32)))
             .init()
     });
+}
+
+/// The clipping parity tests above would prove nothing if no gradient were ever clipped: here
+/// clipping changes the members with small thresholds, and an infinite threshold is no
+/// clipping at all.
+#[test]
+fn clipping_bites_and_infinity_disables_it() {
+    let thresholds = [0.005, 0.01, f64::INFINITY, f64::INFINITY];
+    let run = |clipping: Option<GradientClippingConfig>| {
+        let mut optim = SgdConfig::new()
+            .with_gradient_clipping(clipping)
+            .init(K)
+            .unwrap();
+        let group = init_group(K);
+        let initial = group_params(&group);
+        let group = train_group(group, &mut optim, 0..10, |_| vec![0.05; K]);
+        (initial, group_params(&group))
+    };
+    for clipping in [
+        GradientClippingConfig::value(thresholds),
+        GradientClippingConfig::norm(thresholds),
+    ] {
+        let (initial, clipped) = run(Some(clipping.clone()));
+        // Same members, no clipping: replay from the same initial parameters.
+        let mut optim = SgdConfig::new().init(K).unwrap();
+        let group = saturate_vmap::Batched::stack(
+            (0..K)
+                .map(|k| {
+                    let reference = reference_from(&initial[k]);
+                    to_group_member(&reference)
+                })
+                .collect(),
+        )
+        .unwrap();
+        let group = train_group(group, &mut optim, 0..10, |_| vec![0.05; K]);
+        let unclipped = group_params(&group);
+        for k in 0..2 {
+            assert!(
+                max_abs_diff(&clipped[k], &unclipped[k]) > 1e-4,
+                "{clipping:?}: member {k} was never clipped"
+            );
+        }
+        for k in 2..K {
+            assert_eq!(
+                clipped[k], unclipped[k],
+                "{clipping:?}: infinite threshold clipped"
+            );
+        }
+    }
 }

@@ -29,13 +29,20 @@ fn schedule_parity<C: SchedulerConfig>(what: &str, configs: [C; K]) {
         })
         .collect();
     // The schedules must differ between members, or the test proves less than it says.
-    assert!(reference_lrs.windows(2).all(|w| w[0] != w[1]), "{what}: identical schedules");
+    assert!(
+        reference_lrs.windows(2).all(|w| w[0] != w[1]),
+        "{what}: identical schedules"
+    );
     let mut schedulers = MemberSchedulers::init(&configs).unwrap();
     let config = SgdConfig::new().with_momentum(Some(MomentumConfig::new()));
     parity_with(
         what,
         config.init(K).unwrap(),
-        |_| BurnSgd::new().with_momentum(Some(BurnMomentum::new())).init(),
+        |_| {
+            BurnSgd::new()
+                .with_momentum(Some(BurnMomentum::new()))
+                .init()
+        },
         |_| schedulers.step(),
         &reference_lrs,
     );
@@ -116,8 +123,16 @@ fn composed() {
         "composed lr",
         core::array::from_fn(|k| {
             ComposedLrSchedulerConfig::new()
-                .linear(LinearLrSchedulerConfig::new(INITIAL[k], INITIAL[k] / 10.0, 30))
-                .cosine(CosineAnnealingLrSchedulerConfig::new(1.0, 10 + 10 * k))
+                .linear(LinearLrSchedulerConfig::new(
+                    INITIAL[k],
+                    INITIAL[k] / 10.0,
+                    30,
+                ))
+                // A product scales the linear schedule; a sum or mean adds a small cosine one.
+                .cosine(CosineAnnealingLrSchedulerConfig::new(
+                    if k == 1 || k == 2 { INITIAL[k] } else { 1.0 },
+                    10 + 10 * k,
+                ))
                 .with_reduction(reduction[k])
         }),
     );

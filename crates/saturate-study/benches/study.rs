@@ -1,1 +1,2 @@
+//! Benchmarks of saturate-study (filled in below).
 fn main() {}

@@ -222,17 +222,21 @@ impl FloatDistribution {
     /// grid point `low + k·step`.
     pub fn new(low: f64, high: f64, log: bool, step: Option<f64>) -> Result<Self> {
         if log && step.is_some() {
-            return Err(invalid("a float distribution cannot have both log and step"));
+            return Err(invalid(
+                "a float distribution cannot have both log and step",
+            ));
         }
-        if !(low <= high) {
+        if low.is_nan() || high.is_nan() || low > high {
             return Err(invalid(format!("low {low} > high {high}")));
         }
         if log && low <= 0.0 {
-            return Err(invalid(format!("log distribution needs low > 0, got {low}")));
+            return Err(invalid(format!(
+                "log distribution needs low > 0, got {low}"
+            )));
         }
         let mut high = high;
         if let Some(step) = step {
-            if !(step > 0.0) {
+            if step.is_nan() || step <= 0.0 {
                 return Err(invalid(format!("step must be positive, got {step}")));
             }
             let ratio = (high - low) / step;
@@ -268,7 +272,9 @@ impl IntDistribution {
             return Err(invalid(format!("low {low} > high {high}")));
         }
         if log && low < 1 {
-            return Err(invalid(format!("log distribution needs low >= 1, got {low}")));
+            return Err(invalid(format!(
+                "log distribution needs low >= 1, got {low}"
+            )));
         }
         let high = low + (high - low) / step * step;
         Ok(Self {
@@ -284,7 +290,9 @@ impl CategoricalDistribution {
     /// Needs at least one choice.
     pub fn new(choices: Vec<Choice>) -> Result<Self> {
         if choices.is_empty() {
-            return Err(invalid("a categorical distribution needs at least one choice"));
+            return Err(invalid(
+                "a categorical distribution needs at least one choice",
+            ));
         }
         Ok(Self { choices })
     }
@@ -426,10 +434,9 @@ impl Distribution {
 
     pub(crate) fn from_json(json: &Json) -> Result<Self> {
         let (name, attrs) = match (json.get("name"), json.get("type")) {
-            (Some(Json::Str(name)), _) => (
-                name.as_str(),
-                json.get("attributes").unwrap_or(&Json::Null),
-            ),
+            (Some(Json::Str(name)), _) => {
+                (name.as_str(), json.get("attributes").unwrap_or(&Json::Null))
+            }
             (_, Some(Json::Str(kind))) => (
                 match kind.as_str() {
                     "float" => "FloatDistribution",
@@ -448,7 +455,9 @@ impl Distribution {
         let need_int =
             |v: Option<i64>, key: &str| v.ok_or_else(|| invalid(format!("missing `{key}`")));
         Ok(match name {
-            "FloatDistribution" | "UniformDistribution" | "LogUniformDistribution"
+            "FloatDistribution"
+            | "UniformDistribution"
+            | "LogUniformDistribution"
             | "DiscreteUniformDistribution" => {
                 let log = flag("log") || name == "LogUniformDistribution";
                 let step = float("step").or(float("q"));
@@ -473,7 +482,10 @@ impl Distribution {
                     return Err(invalid("missing `choices`"));
                 };
                 Distribution::Categorical(CategoricalDistribution::new(
-                    choices.iter().map(Choice::from_json).collect::<Result<_>>()?,
+                    choices
+                        .iter()
+                        .map(Choice::from_json)
+                        .collect::<Result<_>>()?,
                 )?)
             }
             other => return Err(invalid(format!("unknown distribution `{other}`"))),
@@ -543,8 +555,12 @@ mod tests {
             d,
             Distribution::Float(FloatDistribution::new(0.1, 1.0, true, None).unwrap())
         );
-        let d = Distribution::from_json_str(r#"{"type":"int","low":0,"high":10,"step":5}"#).unwrap();
-        assert_eq!(d, Distribution::Int(IntDistribution::new(0, 10, false, 5).unwrap()));
+        let d =
+            Distribution::from_json_str(r#"{"type":"int","low":0,"high":10,"step":5}"#).unwrap();
+        assert_eq!(
+            d,
+            Distribution::Int(IntDistribution::new(0, 10, false, 5).unwrap())
+        );
         let d = Distribution::from_json_str(
             r#"{"name": "DiscreteUniformDistribution", "attributes": {"low": 0.0, "high": 1.0, "q": 0.25}}"#,
         )
@@ -560,11 +576,15 @@ mod tests {
     fn high_is_adjusted_to_the_step_grid() {
         assert_eq!(IntDistribution::new(1, 10, false, 2).unwrap().high, 9);
         assert_eq!(
-            FloatDistribution::new(0.0, 1.0, false, Some(0.3)).unwrap().high,
+            FloatDistribution::new(0.0, 1.0, false, Some(0.3))
+                .unwrap()
+                .high,
             0.9
         );
         assert_eq!(
-            FloatDistribution::new(0.0, 1.0, false, Some(0.25)).unwrap().high,
+            FloatDistribution::new(0.0, 1.0, false, Some(0.25))
+                .unwrap()
+                .high,
             1.0
         );
     }
@@ -575,13 +595,19 @@ mod tests {
             CategoricalDistribution::new(vec![true.into(), Choice::Null, "x".into(), 2.into()])
                 .unwrap(),
         );
-        assert_eq!(cat.to_internal(&ParamValue::Categorical("x".into())).unwrap(), 2.0);
+        assert_eq!(
+            cat.to_internal(&ParamValue::Categorical("x".into()))
+                .unwrap(),
+            2.0
+        );
         assert_eq!(cat.to_internal(&ParamValue::Int(2)).unwrap(), 3.0);
         assert_eq!(cat.to_external(1.0), ParamValue::Categorical(Choice::Null));
         assert!(cat.contains(3.0) && !cat.contains(4.0) && !cat.contains(0.5));
         let int = Distribution::Int(IntDistribution::new(0, 10, false, 5).unwrap());
         assert!(int.contains(5.0) && !int.contains(3.0));
         assert_eq!(int.to_external(10.0), ParamValue::Int(10));
-        assert!(int.to_internal(&ParamValue::Categorical("a".into())).is_err());
+        assert!(int
+            .to_internal(&ParamValue::Categorical("a".into()))
+            .is_err());
     }
 }

@@ -68,6 +68,12 @@ pub enum StudyError {
         /// Its final state.
         state: TrialState,
     },
+    /// A trial can only be told COMPLETE, PRUNED or FAIL.
+    #[error("a trial cannot be told {state:?}; use Complete, Pruned or Fail")]
+    InvalidTellState {
+        /// The state asked for.
+        state: TrialState,
+    },
     /// `tell` got a different number of values than the study has objectives.
     #[error("the study has {expected} objective(s) but {got} value(s) were given")]
     WrongNumberOfValues {

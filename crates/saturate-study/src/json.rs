@@ -62,9 +62,12 @@ impl Json {
             Json::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
             Json::Str(s) => Value::String(s.clone()),
             Json::Array(items) => Value::Array(items.iter().map(Json::to_value).collect()),
-            Json::Object(fields) => {
-                Value::Object(fields.iter().map(|(k, v)| (k.clone(), v.to_value())).collect())
-            }
+            Json::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_value()))
+                    .collect(),
+            ),
         }
     }
 
@@ -168,7 +171,9 @@ pub(crate) fn write_python_float(out: &mut String, x: f64) {
     // Rust's `{:e}` gives the shortest round-trip digits, as Python's repr does; only
     // the layout differs.
     let sci = format!("{:e}", x.abs());
-    let (mantissa, exponent) = sci.split_once('e').expect("LowerExp always has an exponent");
+    let (mantissa, exponent) = sci
+        .split_once('e')
+        .expect("LowerExp always has an exponent");
     let exponent: i32 = exponent.parse().expect("LowerExp exponent is an integer");
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let point = exponent + 1; // position of the decimal point relative to the digits
@@ -442,7 +447,8 @@ mod tests {
 
     #[test]
     fn round_trips_python_dialect() {
-        let text = r#"{"a":[1,1.0,NaN,-Infinity,Infinity,null,true,"\u00e9\ud83d\ude00\n"],"b":{}}"#;
+        let text =
+            r#"{"a":[1,1.0,NaN,-Infinity,Infinity,null,true,"\u00e9\ud83d\ude00\n"],"b":{}}"#;
         let value = Json::parse(text).unwrap();
         let Json::Array(items) = value.get("a").unwrap() else {
             panic!()
@@ -453,7 +459,9 @@ mod tests {
         assert_eq!(items[7], Json::Str("é😀\n".into()));
         assert_eq!(value.to_string(true), text);
         assert_eq!(
-            Json::parse(r#"{"a": 1, "b": [2, 3]}"#).unwrap().to_string(false),
+            Json::parse(r#"{"a": 1, "b": [2, 3]}"#)
+                .unwrap()
+                .to_string(false),
             r#"{"a": 1, "b": [2, 3]}"#
         );
     }

@@ -16,3 +16,9 @@ pub trait Pruner: Send + Sync {
     /// `true` if `trial` should be pruned now.
     fn prune(&self, study: &StudyView<'_>, trial: &FrozenTrial) -> Result<bool>;
 }
+
+impl<P: Pruner + ?Sized> Pruner for Box<P> {
+    fn prune(&self, study: &StudyView<'_>, trial: &FrozenTrial) -> Result<bool> {
+        (**self).prune(study, trial)
+    }
+}

@@ -46,7 +46,9 @@ impl HyperbandPruner {
         bootstrap_count: usize,
     ) -> Result<Self> {
         if min_resource < 1 || reduction_factor < 2 {
-            return Err(invalid("min_resource must be >= 1 and reduction_factor >= 2"));
+            return Err(invalid(
+                "min_resource must be >= 1 and reduction_factor >= 2",
+            ));
         }
         if max_resource.is_some_and(|m| m < min_resource) {
             return Err(invalid("max_resource must be >= min_resource"));
@@ -65,7 +67,12 @@ impl HyperbandPruner {
             Some(m) => m,
             None => {
                 let finished = study.trials(Some(&[TrialState::Complete, TrialState::Pruned]))?;
-                match finished.iter().filter_map(|t| t.last_step()).map(|(s, _)| s).max() {
+                match finished
+                    .iter()
+                    .filter_map(|t| t.last_step())
+                    .map(|(s, _)| s)
+                    .max()
+                {
                     Some(last) => last + 1,
                     None => return Ok(None),
                 }

@@ -26,7 +26,7 @@ impl std::fmt::Debug for PatientPruner {
 impl PatientPruner {
     /// `min_delta >= 0`.
     pub fn new(wrapped: Option<Box<dyn Pruner>>, patience: usize, min_delta: f64) -> Result<Self> {
-        if !(min_delta >= 0.0) {
+        if min_delta.is_nan() || min_delta < 0.0 {
             return Err(invalid(format!("min_delta must be >= 0, got {min_delta}")));
         }
         Ok(Self {
@@ -45,8 +45,18 @@ impl Pruner for PatientPruner {
         }
         let split = values.len() - self.patience - 1;
         let (before, after) = values.split_at(split);
-        let nan_min = |v: &[f64]| v.iter().copied().filter(|x| !x.is_nan()).fold(f64::NAN, f64::min);
-        let nan_max = |v: &[f64]| v.iter().copied().filter(|x| !x.is_nan()).fold(f64::NAN, f64::max);
+        let nan_min = |v: &[f64]| {
+            v.iter()
+                .copied()
+                .filter(|x| !x.is_nan())
+                .fold(f64::NAN, f64::min)
+        };
+        let nan_max = |v: &[f64]| {
+            v.iter()
+                .copied()
+                .filter(|x| !x.is_nan())
+                .fold(f64::NAN, f64::max)
+        };
         let stalled = match study.direction() {
             StudyDirection::Maximize => nan_max(before) - self.min_delta > nan_max(after),
             _ => nan_min(before) + self.min_delta < nan_min(after),

@@ -57,8 +57,14 @@ impl MedianPruner {
         interval_steps: i64,
         n_min_trials: usize,
     ) -> Result<Self> {
-        PercentilePruner::new(50.0, n_startup_trials, n_warmup_steps, interval_steps, n_min_trials)
-            .map(Self)
+        PercentilePruner::new(
+            50.0,
+            n_startup_trials,
+            n_warmup_steps,
+            interval_steps,
+            n_min_trials,
+        )
+        .map(Self)
     }
 }
 
@@ -76,8 +82,8 @@ pub(crate) fn is_first_in_interval_step(
     n_warmup_steps: i64,
     interval_steps: i64,
 ) -> bool {
-    let nearest_lower = (step - n_warmup_steps).div_euclid(interval_steps) * interval_steps
-        + n_warmup_steps;
+    let nearest_lower =
+        (step - n_warmup_steps).div_euclid(interval_steps) * interval_steps + n_warmup_steps;
     let second_last = trial
         .intermediate_values
         .keys()

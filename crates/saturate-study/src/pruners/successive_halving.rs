@@ -49,7 +49,9 @@ impl SuccessiveHalvingPruner {
             return Err(invalid("reduction_factor must be >= 2"));
         }
         if bootstrap_count > 0 && min_resource.is_none() {
-            return Err(invalid("bootstrap_count > 0 needs an explicit min_resource"));
+            return Err(invalid(
+                "bootstrap_count > 0 needs an explicit min_resource",
+            ));
         }
         Ok(Self {
             min_resource: Mutex::new(min_resource),
@@ -109,7 +111,8 @@ impl Pruner for SuccessiveHalvingPruner {
                 }
             };
             let exponent = self.min_early_stopping_rate + rung as u32;
-            let promotion_step = min_resource.saturating_mul(self.reduction_factor.saturating_pow(exponent));
+            let promotion_step =
+                min_resource.saturating_mul(self.reduction_factor.saturating_pow(exponent));
             if step < promotion_step {
                 return Ok(false);
             }

@@ -33,7 +33,9 @@ impl ThresholdPruner {
             }
         }
         if n_warmup_steps < 0 || interval_steps < 1 {
-            return Err(invalid("n_warmup_steps must be >= 0 and interval_steps >= 1"));
+            return Err(invalid(
+                "n_warmup_steps must be >= 0 and interval_steps >= 1",
+            ));
         }
         Ok(Self {
             lower,

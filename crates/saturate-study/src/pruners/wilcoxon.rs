@@ -63,12 +63,20 @@ pub(crate) fn wilcoxon_p_value(diffs: &[f64], greater: bool) -> f64 {
         }
         i = j + 1;
     }
-    let zeros = diffs.iter().any(|d| *d == 0.0);
+    let zeros = diffs.contains(&0.0);
     // zsplit: a zero difference counts half for each sign.
     let r_plus: f64 = diffs
         .iter()
         .zip(&ranks)
-        .map(|(d, r)| if *d > 0.0 { *r } else if *d == 0.0 { r / 2.0 } else { 0.0 })
+        .map(|(d, r)| {
+            if *d > 0.0 {
+                *r
+            } else if *d == 0.0 {
+                r / 2.0
+            } else {
+                0.0
+            }
+        })
         .sum();
     if n <= 50 && !ties && !zeros {
         // Exact distribution of W+ over 2^n equally likely sign patterns.
@@ -158,6 +166,8 @@ mod tests {
         assert!((wilcoxon_p_value(&[1.0, 2.0, 3.0, 4.0, 5.0], true) - 0.03125).abs() < 1e-12);
         assert!((wilcoxon_p_value(&[1.0, 2.0, 3.0, 4.0, 5.0], false) - 1.0).abs() < 1e-12);
         // d = [1, -2, 3, 4, -5, 6]: W+ = 14 of 21, exact greater = P(W+ >= 14) = 18/64.
-        assert!((wilcoxon_p_value(&[1.0, -2.0, 3.0, 4.0, -5.0, 6.0], true) - 18.0 / 64.0).abs() < 1e-12);
+        assert!(
+            (wilcoxon_p_value(&[1.0, -2.0, 3.0, 4.0, -5.0, 6.0], true) - 18.0 / 64.0).abs() < 1e-12
+        );
     }
 }

@@ -147,3 +147,42 @@ pub(crate) fn seeded_rng(seed: Option<u64>) -> rand::rngs::StdRng {
         None => rand::rngs::StdRng::from_rng(&mut rand::rng()),
     }
 }
+
+impl<S: Sampler + ?Sized> Sampler for Box<S> {
+    fn infer_relative_search_space(
+        &mut self,
+        study: &StudyView<'_>,
+        trial: &FrozenTrial,
+    ) -> Result<SearchSpace> {
+        (**self).infer_relative_search_space(study, trial)
+    }
+    fn sample_relative(
+        &mut self,
+        study: &StudyView<'_>,
+        trial: &FrozenTrial,
+        search_space: &SearchSpace,
+    ) -> Result<BTreeMap<String, f64>> {
+        (**self).sample_relative(study, trial, search_space)
+    }
+    fn sample_independent(
+        &mut self,
+        study: &StudyView<'_>,
+        trial: &FrozenTrial,
+        name: &str,
+        distribution: &Distribution,
+    ) -> Result<f64> {
+        (**self).sample_independent(study, trial, name, distribution)
+    }
+    fn before_trial(&mut self, study: &StudyView<'_>, trial: &FrozenTrial) -> Result<()> {
+        (**self).before_trial(study, trial)
+    }
+    fn after_trial(
+        &mut self,
+        study: &StudyView<'_>,
+        trial: &FrozenTrial,
+        state: TrialState,
+        values: Option<&[f64]>,
+    ) -> Result<()> {
+        (**self).after_trial(study, trial, state, values)
+    }
+}

@@ -1,5 +1,8 @@
 //! CMA-ES for the numerical parameters.
 
+// Small dense linear algebra reads best with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
 use std::collections::BTreeMap;
 
 use rand::rngs::StdRng;
@@ -142,7 +145,9 @@ fn bounds(distribution: &Distribution) -> (f64, f64, bool) {
     match distribution {
         Distribution::Float(d) if d.log => (d.low.ln(), d.high.ln(), true),
         Distribution::Float(d) => (d.low, d.high, false),
-        Distribution::Int(d) if d.log => ((d.low as f64 - 0.5).ln(), (d.high as f64 + 0.5).ln(), true),
+        Distribution::Int(d) if d.log => {
+            ((d.low as f64 - 0.5).ln(), (d.high as f64 + 0.5).ln(), true)
+        }
         Distribution::Int(d) => (
             d.low as f64 - 0.5 * d.step as f64,
             d.high as f64 + 0.5 * d.step as f64,
@@ -188,7 +193,8 @@ impl CmaState {
         let d_sigma = 1.0 + 2.0 * (((mu_eff - 1.0) / (n + 1.0)).sqrt() - 1.0).max(0.0) + c_sigma;
         let c_c = (4.0 + mu_eff / n) / (n + 4.0 + 2.0 * mu_eff / n);
         let c_1 = 2.0 / ((n + 1.3).powi(2) + mu_eff);
-        let c_mu = (1.0 - c_1).min(2.0 * (mu_eff - 2.0 + 1.0 / mu_eff) / ((n + 2.0).powi(2) + mu_eff));
+        let c_mu =
+            (1.0 - c_1).min(2.0 * (mu_eff - 2.0 + 1.0 / mu_eff) / ((n + 2.0).powi(2) + mu_eff));
         let chi_n = n.sqrt() * (1.0 - 1.0 / (4.0 * n) + 1.0 / (21.0 * n * n));
 
         let old_mean = self.mean.clone();
@@ -226,7 +232,9 @@ impl CmaState {
             for j in 0..nd {
                 let rank_mu: f64 = weights.iter().zip(&ys).map(|(w, y)| w * y[i] * y[j]).sum();
                 self.cov[i][j] = (1.0 - c_1 - c_mu) * self.cov[i][j]
-                    + c_1 * (self.p_c[i] * self.p_c[j] + (1.0 - h) * c_c * (2.0 - c_c) * self.cov[i][j])
+                    + c_1
+                        * (self.p_c[i] * self.p_c[j]
+                            + (1.0 - h) * c_c * (2.0 - c_c) * self.cov[i][j])
                     + c_mu * rank_mu;
             }
         }
@@ -294,7 +302,9 @@ impl Sampler for CmaEsSampler {
         let population: Vec<(Vec<f64>, f64)> = study
             .trials(Some(&[TrialState::Complete]))?
             .iter()
-            .filter(|t| t.system_attrs.get(GENERATION_KEY).and_then(Value::as_u64) == Some(generation))
+            .filter(|t| {
+                t.system_attrs.get(GENERATION_KEY).and_then(Value::as_u64) == Some(generation)
+            })
             .filter(|t| space.keys().all(|k| t.params.contains_key(k)))
             .filter_map(|t| {
                 let loss = direction.to_loss(t.value()?);
@@ -309,7 +319,11 @@ impl Sampler for CmaEsSampler {
             state.update(population);
         }
         let x = state.sample(&mut self.rng);
-        study.set_trial_system_attr(trial.trial_id, GENERATION_KEY, Value::from(state.generation))?;
+        study.set_trial_system_attr(
+            trial.trial_id,
+            GENERATION_KEY,
+            Value::from(state.generation),
+        )?;
         Ok(space
             .iter()
             .zip(x)

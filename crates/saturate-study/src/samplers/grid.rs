@@ -62,7 +62,9 @@ impl GridSampler {
 
 impl Sampler for GridSampler {
     fn before_trial(&mut self, study: &StudyView<'_>, trial: &FrozenTrial) -> Result<()> {
-        if trial.system_attrs.contains_key("grid_id") || trial.system_attrs.contains_key("fixed_params") {
+        if trial.system_attrs.contains_key("grid_id")
+            || trial.system_attrs.contains_key("fixed_params")
+        {
             return Ok(());
         }
         let used: Vec<usize> = study
@@ -72,7 +74,8 @@ impl Sampler for GridSampler {
             .filter_map(|t| t.system_attrs.get("grid_id").and_then(Value::as_u64))
             .map(|id| id as usize)
             .collect();
-        let mut unvisited: Vec<usize> = (0..self.grid.len()).filter(|i| !used.contains(i)).collect();
+        let mut unvisited: Vec<usize> =
+            (0..self.grid.len()).filter(|i| !used.contains(i)).collect();
         if unvisited.is_empty() {
             unvisited = (0..self.grid.len()).collect();
         }
@@ -112,10 +115,12 @@ impl Sampler for GridSampler {
                 reason: "the trial has no grid point".into(),
             })? as usize;
         let value = &self.grid[grid_id][index];
-        distribution.to_internal(value).map_err(|_| StudyError::ParamOutOfDistribution {
-            name: name.into(),
-            value: value.to_string(),
-            distribution: distribution.to_json_string(),
-        })
+        distribution
+            .to_internal(value)
+            .map_err(|_| StudyError::ParamOutOfDistribution {
+                name: name.into(),
+                value: value.to_string(),
+                distribution: distribution.to_json_string(),
+            })
     }
 }

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use crate::distributions::Distribution;
 use crate::error::Result;
-use crate::samplers::base::{from_unit, intersection_search_space, sample_uniform, seeded_rng, Sampler};
+use crate::samplers::base::{
+    from_unit, intersection_search_space, sample_uniform, seeded_rng, Sampler,
+};
 use crate::samplers::SearchSpace;
 use crate::study::StudyView;
 use crate::trial::{FrozenTrial, TrialState};
@@ -45,9 +47,11 @@ impl QmcSampler {
 
     fn point(&self, index: u64, dimension: usize) -> f64 {
         match self.kind {
-            QmcKind::Sobol => {
-                f64::from(sobol_burley::sample(index as u32, dimension as u32, self.seed))
-            }
+            QmcKind::Sobol => f64::from(sobol_burley::sample(
+                index as u32,
+                dimension as u32,
+                self.seed,
+            )),
             QmcKind::Halton => {
                 let base = PRIMES[dimension % PRIMES.len()];
                 let mut f = 1.0;
@@ -68,8 +72,8 @@ impl QmcSampler {
 }
 
 const PRIMES: [u64; 32] = [
-    2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89,
-    97, 101, 103, 107, 109, 113, 127, 131,
+    2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97,
+    101, 103, 107, 109, 113, 127, 131,
 ];
 
 fn splitmix(mut x: u64) -> u64 {

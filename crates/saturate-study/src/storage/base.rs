@@ -48,8 +48,11 @@ pub trait Storage: Send + Sync + Debug {
     /// Creates trials in one write (contiguous ids when the backend is shared): a fresh
     /// RUNNING trial for each `None`, a copy of the template for each `Some` (its number
     /// and id are ignored). Returns the new trial ids.
-    fn create_new_trials(&self, study_id: u64, templates: &[Option<FrozenTrial>])
-        -> Result<Vec<u64>>;
+    fn create_new_trials(
+        &self,
+        study_id: u64,
+        templates: &[Option<FrozenTrial>],
+    ) -> Result<Vec<u64>>;
     /// Sets a parameter's internal value and distribution.
     fn set_trial_param(
         &self,

@@ -3,7 +3,9 @@
 use std::sync::Mutex;
 
 use crate::error::Result;
-use crate::storage::replay::{storage_via_operation_log, Applied, Operation, OperationLog, ReplayState};
+use crate::storage::replay::{
+    storage_via_operation_log, Applied, Operation, OperationLog, ReplayState,
+};
 
 /// Studies and trials in memory (Optuna's `InMemoryStorage`). Shared between threads of
 /// one process; nothing is persisted.

@@ -96,8 +96,12 @@ pub(crate) struct ReplayState {
     trials: Vec<TrialSlot>,
 }
 
+/// The current naive local time, at the microsecond precision the journal keeps.
 pub(crate) fn now() -> NaiveDateTime {
-    Local::now().naive_local()
+    use chrono::{DurationRound, TimeDelta};
+    let now = Local::now().naive_local();
+    now.duration_trunc(TimeDelta::microseconds(1))
+        .unwrap_or(now)
 }
 
 impl ReplayState {
@@ -445,9 +449,8 @@ macro_rules! storage_via_operation_log {
                 values: Option<&[f64]>,
             ) -> $crate::Result<bool> {
                 use $crate::storage::replay::{now, Applied, Operation, OperationLog};
-                let datetime = (state == $crate::trial::TrialState::Running
-                    || state.is_finished())
-                .then(now);
+                let datetime =
+                    (state == $crate::trial::TrialState::Running || state.is_finished()).then(now);
                 match self.write_one(Operation::SetTrialStateValues {
                     trial_id,
                     state,

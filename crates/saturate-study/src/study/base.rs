@@ -136,7 +136,10 @@ pub trait Study {
 
     /// The best value of a single-objective study.
     fn best_value(&self) -> Result<f64> {
-        Ok(self.best_trial()?.value().expect("a complete trial has a value"))
+        Ok(self
+            .best_trial()?
+            .value()
+            .expect("a complete trial has a value"))
     }
 
     /// The COMPLETE trials on the Pareto front (for one objective: all best trials).
@@ -153,7 +156,11 @@ pub trait Study {
         let complete: Vec<_> = self
             .trials(Some(&[TrialState::Complete]))?
             .into_iter()
-            .filter(|t| t.values.as_ref().is_some_and(|v| v.len() == directions.len()))
+            .filter(|t| {
+                t.values
+                    .as_ref()
+                    .is_some_and(|v| v.len() == directions.len())
+            })
             .collect();
         let all: Vec<Vec<f64>> = complete.iter().map(|t| losses(t)).collect();
         Ok(complete

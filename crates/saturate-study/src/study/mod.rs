@@ -5,8 +5,8 @@ mod base;
 mod study;
 mod view;
 
-pub use base::{Callback, FixedParams, ObjectiveError, ObjectiveValues, Study};
 pub(crate) use base::dominates;
+pub use base::{Callback, FixedParams, ObjectiveError, ObjectiveValues, Study};
 pub(crate) use study::StudyCore;
 pub use study::{DefaultStudy, StudyBuilder};
 pub use view::StudyView;

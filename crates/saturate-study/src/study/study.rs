@@ -137,9 +137,10 @@ impl StudyBuilder {
             .storage
             .clone()
             .unwrap_or_else(|| Arc::new(InMemoryStorage::new()));
-        let name = self.name.clone().unwrap_or_else(|| {
-            format!("no-name-{}", crate::storage::journal::random_hex(32))
-        });
+        let name = self
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("no-name-{}", crate::storage::journal::random_hex(32)));
         if self.directions.is_empty() {
             return Err(StudyError::WrongNumberOfValues {
                 expected: 1,
@@ -169,7 +170,12 @@ impl StudyBuilder {
         self.finish(storage, study_id, name)
     }
 
-    fn finish(self, storage: Arc<dyn Storage>, study_id: u64, name: String) -> Result<DefaultStudy> {
+    fn finish(
+        self,
+        storage: Arc<dyn Storage>,
+        study_id: u64,
+        name: String,
+    ) -> Result<DefaultStudy> {
         let directions = storage.get_study_directions(study_id)?;
         Ok(DefaultStudy {
             core: Arc::new(StudyCore {
@@ -181,7 +187,9 @@ impl StudyBuilder {
                     self.sampler
                         .unwrap_or_else(|| Box::new(TpeSampler::builder().build())),
                 ),
-                pruner: self.pruner.unwrap_or_else(|| Box::new(MedianPruner::default())),
+                pruner: self
+                    .pruner
+                    .unwrap_or_else(|| Box::new(MedianPruner::default())),
             }),
         })
     }
@@ -252,7 +260,9 @@ impl Study for DefaultStudy {
         let wanted_plain = fixed.iter().filter(|f| f.is_empty()).count();
         let mut claimed = Vec::new();
         if wanted_plain > 0 {
-            for waiting in storage.get_all_trials(self.core.study_id, Some(&[TrialState::Waiting]))? {
+            for waiting in
+                storage.get_all_trials(self.core.study_id, Some(&[TrialState::Waiting]))?
+            {
                 if claimed.len() == wanted_plain {
                     break;
                 }
@@ -338,18 +348,12 @@ impl Study for DefaultStudy {
                 .map(|v| vec![v]),
             TrialState::Fail => None,
             TrialState::Running | TrialState::Waiting => {
-                return Err(StudyError::TrialFinished {
-                    trial_id,
-                    state: stored.state,
-                })
+                return Err(StudyError::InvalidTellState { state })
             }
         };
-        self.core.sampler().after_trial(
-            &self.core.view(),
-            &stored,
-            state,
-            values.as_deref(),
-        )?;
+        self.core
+            .sampler()
+            .after_trial(&self.core.view(), &stored, state, values.as_deref())?;
         if let Some(reason) = &reason {
             storage.set_trial_system_attr(trial_id, "fail_reason", Value::from(reason.clone()))?;
         }

@@ -76,7 +76,13 @@ impl Trial {
     }
 
     /// A float in `{low, low + step, ...} ∩ [low, high]`.
-    pub fn suggest_float_step(&mut self, name: &str, low: f64, high: f64, step: f64) -> Result<f64> {
+    pub fn suggest_float_step(
+        &mut self,
+        name: &str,
+        low: f64,
+        high: f64,
+        step: f64,
+    ) -> Result<f64> {
         self.suggest_float_with(name, low, high, false, Some(step))
     }
 
@@ -199,14 +205,13 @@ impl Trial {
             (_, Value::Number(n)) => ParamValue::Float(n.as_f64().unwrap_or(f64::NAN)),
             _ => ParamValue::Categorical(Choice::Null),
         };
-        distribution
-            .to_internal(&external)
-            .map(Some)
-            .map_err(|_| StudyError::ParamOutOfDistribution {
+        distribution.to_internal(&external).map(Some).map_err(|_| {
+            StudyError::ParamOutOfDistribution {
                 name: name.into(),
                 value: value.to_string(),
                 distribution: distribution.to_json_string(),
-            })
+            }
+        })
     }
 
     /// Records an intermediate objective value at `step` (NaN allowed).

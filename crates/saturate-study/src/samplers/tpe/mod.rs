@@ -5,5 +5,5 @@ mod parzen;
 mod sampler;
 mod truncnorm;
 
-pub(crate) use truncnorm::ndtr;
 pub use sampler::{default_gamma, hyperopt_gamma, TpeSampler, TpeSamplerBuilder};
+pub(crate) use truncnorm::ndtr;

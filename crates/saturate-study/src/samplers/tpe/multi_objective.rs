@@ -84,7 +84,10 @@ fn reference_point(points: &[Vec<f64>]) -> Vec<f64> {
     let d = points[0].len();
     (0..d)
         .map(|k| {
-            let worst = points.iter().map(|p| p[k]).fold(f64::NEG_INFINITY, f64::max);
+            let worst = points
+                .iter()
+                .map(|p| p[k])
+                .fold(f64::NEG_INFINITY, f64::max);
             let r = (1.1 * worst).max(0.9 * worst);
             if r == 0.0 {
                 EPS
@@ -112,7 +115,10 @@ fn select_by_hypervolume(points: &[Vec<f64>], candidates: &[usize], k: usize) ->
                 with.push(subset[c].clone());
                 (pos, hypervolume(&with, &reference) - base)
             })
-            .fold((0, f64::NEG_INFINITY), |best, x| if x.1 > best.1 { x } else { best });
+            .fold(
+                (0, f64::NEG_INFINITY),
+                |best, x| if x.1 > best.1 { x } else { best },
+            );
         let c = left.remove(pos);
         chosen_points.push(subset[c].clone());
         chosen.push(candidates[c]);
@@ -174,7 +180,10 @@ pub(crate) fn weights_below(study: &StudyView<'_>, below: &[Arc<FrozenTrial>]) -
     if below.len() <= 1 {
         return vec![1.0; below.len()];
     }
-    let points: Vec<Vec<f64>> = below.iter().map(|t| losses(study.directions(), t)).collect();
+    let points: Vec<Vec<f64>> = below
+        .iter()
+        .map(|t| losses(study.directions(), t))
+        .collect();
     let reference = reference_point(&points);
     let on_front: Vec<bool> = (0..points.len())
         .map(|i| !points.iter().any(|p| dominates(p, &points[i])))
@@ -218,7 +227,12 @@ mod tests {
 
     #[test]
     fn ranks_peel_fronts() {
-        let points = vec![vec![1.0, 1.0], vec![2.0, 2.0], vec![0.0, 3.0], vec![3.0, 3.0]];
+        let points = vec![
+            vec![1.0, 1.0],
+            vec![2.0, 2.0],
+            vec![0.0, 3.0],
+            vec![3.0, 3.0],
+        ];
         assert_eq!(non_domination_ranks(&points), vec![0, 1, 0, 2]);
     }
 }

@@ -127,7 +127,12 @@ impl ParzenEstimator {
     }
 }
 
-fn kernels(obs: &[f64], distribution: &Distribution, n_params: usize, s: ParzenSettings) -> Kernels {
+fn kernels(
+    obs: &[f64],
+    distribution: &Distribution,
+    n_params: usize,
+    s: ParzenSettings,
+) -> Kernels {
     let (low, high, step, log) = match distribution {
         Distribution::Categorical(c) => {
             let n_choices = c.choices.len();
@@ -164,7 +169,8 @@ fn kernels(obs: &[f64], distribution: &Distribution, n_params: usize, s: ParzenS
         mus.iter_mut().for_each(|m| *m = m.ln());
     }
     let mut sigmas = if s.multivariate {
-        let sigma = 0.2 * (obs.len().max(1) as f64).powf(-1.0 / (n_params as f64 + 4.0)) * (hi - lo);
+        let sigma =
+            0.2 * (obs.len().max(1) as f64).powf(-1.0 / (n_params as f64 + 4.0)) * (hi - lo);
         vec![sigma; obs.len()]
     } else {
         univariate_sigmas(&mus, lo, hi, s.consider_endpoints)
@@ -287,7 +293,8 @@ fn add_log_density(dim: &Kernels, x: f64, log_masses: &[f64], out: &mut [f64]) {
         } => match grid {
             None => {
                 let x = if *log { x.ln() } else { x };
-                for (((o, mu), sigma), mass) in out.iter_mut().zip(mus).zip(sigmas).zip(log_masses) {
+                for (((o, mu), sigma), mass) in out.iter_mut().zip(mus).zip(sigmas).zip(log_masses)
+                {
                     let z = (x - mu) / sigma;
                     *o += -0.5 * z * z - LOG_SQRT_2PI - mass - sigma.ln();
                 }
@@ -298,7 +305,8 @@ fn add_log_density(dim: &Kernels, x: f64, log_masses: &[f64], out: &mut [f64]) {
                     a = a.ln();
                     b = b.ln();
                 }
-                for (((o, mu), sigma), mass) in out.iter_mut().zip(mus).zip(sigmas).zip(log_masses) {
+                for (((o, mu), sigma), mass) in out.iter_mut().zip(mus).zip(sigmas).zip(log_masses)
+                {
                     *o += truncnorm::log_gauss_mass((a - mu) / sigma, (b - mu) / sigma) - mass;
                 }
             }

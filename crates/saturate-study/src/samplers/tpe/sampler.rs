@@ -195,8 +195,9 @@ impl TpeSampler {
         if trial.state == TrialState::Running && self.settings.multivariate {
             let mut text = String::new();
             let mut i = 0;
-            while let Some(Value::String(chunk)) =
-                trial.system_attrs.get(&format!("{RELATIVE_PARAMS_KEY}:{i}"))
+            while let Some(Value::String(chunk)) = trial
+                .system_attrs
+                .get(&format!("{RELATIVE_PARAMS_KEY}:{i}"))
             {
                 text.push_str(chunk);
                 i += 1;
@@ -219,7 +220,11 @@ impl TpeSampler {
         space: &SearchSpace,
     ) -> Result<BTreeMap<String, f64>> {
         let states: &[TrialState] = if self.constant_liar {
-            &[TrialState::Complete, TrialState::Pruned, TrialState::Running]
+            &[
+                TrialState::Complete,
+                TrialState::Pruned,
+                TrialState::Running,
+            ]
         } else {
             &[TrialState::Complete, TrialState::Pruned]
         };
@@ -263,7 +268,11 @@ impl TpeSampler {
         let log_l = l.log_pdf(&candidates);
         let log_g = g.log_pdf(&candidates);
         let best = (0..candidates.len())
-            .max_by(|a, b| (log_l[*a] - log_g[*a]).total_cmp(&(log_l[*b] - log_g[*b])).then(b.cmp(a)))
+            .max_by(|a, b| {
+                (log_l[*a] - log_g[*a])
+                    .total_cmp(&(log_l[*b] - log_g[*b]))
+                    .then(b.cmp(a))
+            })
             .expect("at least one candidate");
         Ok(space
             .keys()
@@ -430,8 +439,9 @@ pub(crate) fn group_decomposed_search_space(trials: &[Arc<FrozenTrial>]) -> Vec<
             .collect();
         let mut next = Vec::new();
         for group in groups {
-            let (inside, outside): (SearchSpace, SearchSpace) =
-                group.into_iter().partition(|(k, _)| remaining.contains_key(k));
+            let (inside, outside): (SearchSpace, SearchSpace) = group
+                .into_iter()
+                .partition(|(k, _)| remaining.contains_key(k));
             for k in inside.keys() {
                 remaining.remove(k);
             }
@@ -442,4 +452,89 @@ pub(crate) fn group_decomposed_search_space(trials: &[Arc<FrozenTrial>]) -> Vec<
         groups = next.into_iter().filter(|g| !g.is_empty()).collect();
     }
     groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{InMemoryStorage, Storage};
+
+    fn trial(state: TrialState, value: Option<f64>, steps: &[(i64, f64)]) -> Option<FrozenTrial> {
+        let mut t = FrozenTrial::new(0, 0, state);
+        t.values = value.map(|v| vec![v]);
+        t.intermediate_values = steps.iter().copied().collect();
+        Some(t)
+    }
+
+    fn split_numbers(direction: StudyDirection, n_below: usize) -> (Vec<u64>, Vec<u64>) {
+        let storage = InMemoryStorage::new();
+        storage.create_new_study(&[direction], "s").unwrap();
+        let s = if direction == StudyDirection::Minimize {
+            1.0
+        } else {
+            -1.0
+        };
+        let templates = [
+            trial(TrialState::Complete, Some(s * 3.0), &[]), // 0
+            trial(TrialState::Pruned, Some(s * 9.0), &[(1, s * 9.0)]), // 1: shallow
+            trial(TrialState::Complete, Some(s * 1.0), &[]), // 2: best
+            trial(TrialState::Pruned, None, &[(5, f64::NAN)]), // 3: deep, NaN
+            trial(TrialState::Pruned, Some(s * 7.0), &[(5, s * 7.0)]), // 4: deep
+            trial(TrialState::Running, None, &[]),           // 5
+            trial(TrialState::Pruned, None, &[]),            // 6: no report
+        ];
+        storage.create_new_trials(0, &templates).unwrap();
+        let directions = [direction];
+        let view = StudyView::new(&storage, 0, "s", &directions);
+        let trials = view.trials(None).unwrap();
+        let (below, above) = split_trials(&view, &trials, n_below);
+        let numbers = |v: Vec<Arc<FrozenTrial>>| v.iter().map(|t| t.number).collect();
+        (numbers(below), numbers(above))
+    }
+
+    #[test]
+    fn split_ranks_complete_then_pruned_by_depth_and_value_running_above() {
+        for direction in [StudyDirection::Minimize, StudyDirection::Maximize] {
+            assert_eq!(
+                split_numbers(direction, 1),
+                (vec![2], vec![0, 1, 3, 4, 5, 6])
+            );
+            assert_eq!(
+                split_numbers(direction, 2),
+                (vec![0, 2], vec![1, 3, 4, 5, 6])
+            );
+            // Pruned: deepest first, then by value with NaN last; no report ranks last.
+            assert_eq!(
+                split_numbers(direction, 3),
+                (vec![0, 2, 4], vec![1, 3, 5, 6])
+            );
+            assert_eq!(
+                split_numbers(direction, 4),
+                (vec![0, 2, 3, 4], vec![1, 5, 6])
+            );
+            assert_eq!(
+                split_numbers(direction, 5),
+                (vec![0, 1, 2, 3, 4], vec![5, 6])
+            );
+            assert_eq!(
+                split_numbers(direction, 99),
+                (vec![0, 1, 2, 3, 4, 6], vec![5])
+            );
+        }
+    }
+
+    #[test]
+    fn gammas() {
+        assert_eq!(
+            (
+                default_gamma(0),
+                default_gamma(1),
+                default_gamma(10),
+                default_gamma(11)
+            ),
+            (0, 1, 1, 2)
+        );
+        assert_eq!(default_gamma(1000), 25);
+        assert_eq!((hyperopt_gamma(16), hyperopt_gamma(17)), (1, 2));
+    }
 }

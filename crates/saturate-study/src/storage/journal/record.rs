@@ -146,7 +146,10 @@ pub(crate) fn to_line(op: &Operation, worker_id: &str, out: &mut String) {
         } => {
             field("trial_id", int(*trial_id));
             field("param_name", Json::Str(name.clone()));
-            field("param_value_internal", internal_json(*internal, distribution));
+            field(
+                "param_value_internal",
+                internal_json(*internal, distribution),
+            );
             field("distribution", Json::Str(distribution.to_json_string()));
         }
         Operation::SetTrialStateValues {
@@ -250,7 +253,10 @@ pub(crate) fn from_line(line: &str) -> Result<Option<Operation>, String> {
                 return Err("missing `datetime_start`".into());
             }
             let template = if json.get("state").is_some() || json.get("params").is_some() {
-                Some(Box::new(template_from(&json, datetime("datetime_complete")?)?))
+                Some(Box::new(template_from(
+                    &json,
+                    datetime("datetime_complete")?,
+                )?))
             } else {
                 None
             };

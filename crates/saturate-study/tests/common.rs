@@ -1,0 +1,29 @@
+//! Helpers shared by the test modules.
+
+use std::sync::Arc;
+
+use saturate_study::prelude::*;
+
+/// A study with a seeded random sampler and no pruning on `storage`.
+pub fn study_on(storage: Arc<dyn Storage>, name: &str) -> DefaultStudy {
+    DefaultStudy::builder()
+        .name(name)
+        .storage(storage)
+        .sampler(RandomSampler::new(Some(0)))
+        .pruner(NopPruner)
+        .build()
+        .unwrap()
+}
+
+/// A fresh temporary directory (kept alive by the returned guard).
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Builds a trial template for hand-made histories.
+pub fn finished(state: TrialState, value: Option<f64>, intermediate: &[(i64, f64)]) -> FrozenTrial {
+    let mut t = FrozenTrial::new(0, 0, state);
+    t.values = value.map(|v| vec![v]);
+    t.intermediate_values = intermediate.iter().copied().collect();
+    t
+}

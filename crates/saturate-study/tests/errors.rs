@@ -1,0 +1,177 @@
+//! Every `StudyError` variant, produced the way a user meets it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use saturate_study::distributions::{CategoricalDistribution, FloatDistribution, IntDistribution};
+use saturate_study::prelude::*;
+use saturate_study::storage::JournalFileBackend;
+
+use crate::common::tempdir;
+
+fn study() -> DefaultStudy {
+    crate::common::study_on(Arc::new(InMemoryStorage::new()), "e")
+}
+
+#[test]
+fn invalid_distribution() {
+    let cases = [
+        FloatDistribution::new(2.0, 1.0, false, None).map(drop),
+        FloatDistribution::new(0.0, 1.0, true, None).map(drop),
+        FloatDistribution::new(0.0, 1.0, false, Some(0.0)).map(drop),
+        FloatDistribution::new(1.0, 2.0, true, Some(0.5)).map(drop),
+        IntDistribution::new(0, 10, true, 1).map(drop),
+        IntDistribution::new(1, 10, false, -1).map(drop),
+        IntDistribution::new(1, 10, true, 2).map(drop),
+        IntDistribution::new(5, 1, false, 1).map(drop),
+        CategoricalDistribution::new(vec![]).map(drop),
+        Distribution::from_json_str("{\"name\": \"X\"}").map(drop),
+    ];
+    for case in cases {
+        assert!(
+            matches!(case, Err(StudyError::InvalidDistribution { .. })),
+            "{case:?}"
+        );
+    }
+    let mut t = study().ask().unwrap();
+    let err = t.suggest_float("x", 1.0, 0.0).unwrap_err();
+    assert_eq!(err.to_string(), "invalid distribution: low 1 > high 0");
+}
+
+#[test]
+fn incompatible_distribution() {
+    let mut t = study().ask().unwrap();
+    t.suggest_int("n", 0, 3).unwrap();
+    let err = t.suggest_categorical("n", ["a"]).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("parameter `n` was suggested as {\"name\": \"IntDistribution\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn param_out_of_distribution() {
+    let study = study();
+    let mut t = study
+        .ask_with([("n".to_string(), ParamValue::from("text"))].into())
+        .unwrap();
+    assert!(matches!(
+        t.suggest_int("n", 0, 3),
+        Err(StudyError::ParamOutOfDistribution { .. })
+    ));
+}
+
+#[test]
+fn unknown_study_id_duplicate_trial() {
+    let storage = InMemoryStorage::new();
+    assert!(matches!(
+        storage.get_study_id_from_name("x"),
+        Err(StudyError::UnknownStudy { .. })
+    ));
+    assert!(matches!(
+        storage.get_study_directions(4),
+        Err(StudyError::UnknownStudyId { study_id: 4 })
+    ));
+    storage
+        .create_new_study(&[StudyDirection::Minimize], "x")
+        .unwrap();
+    let err = storage
+        .create_new_study(&[StudyDirection::Minimize], "x")
+        .unwrap_err();
+    assert_eq!(err.to_string(), "a study named `x` already exists");
+    assert!(matches!(
+        storage.get_trial(0),
+        Err(StudyError::UnknownTrial { trial_id: 0 })
+    ));
+}
+
+#[test]
+fn trial_finished_and_invalid_tell_state() {
+    let study = study();
+    let t = study.ask().unwrap();
+    study.tell_fail(&t, "x").unwrap();
+    assert!(matches!(
+        study.tell(&t, &[1.0]),
+        Err(StudyError::TrialFinished {
+            state: TrialState::Fail,
+            ..
+        })
+    ));
+    let t = study.ask().unwrap();
+    assert!(matches!(
+        study.tell_state(&t, TrialState::Waiting, None, None),
+        Err(StudyError::InvalidTellState {
+            state: TrialState::Waiting
+        })
+    ));
+}
+
+#[test]
+fn wrong_number_of_values_multi_objective_no_completed_trial() {
+    let study = study();
+    assert!(matches!(
+        study.best_value(),
+        Err(StudyError::NoCompletedTrial)
+    ));
+    let t = study.ask().unwrap();
+    let err = study.tell(&t, &[1.0, 2.0]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the study has 1 objective(s) but 2 value(s) were given"
+    );
+    let two = DefaultStudy::builder()
+        .directions([StudyDirection::Minimize, StudyDirection::Minimize])
+        .build()
+        .unwrap();
+    assert!(matches!(
+        two.best_trial(),
+        Err(StudyError::MultiObjective { objectives: 2, .. })
+    ));
+}
+
+#[test]
+fn corrupt_journal_lock_timeout_io() {
+    let dir = tempdir();
+    let path = dir.path().join("bad.log");
+    std::fs::write(&path, "garbage\n{}\n").unwrap();
+    let err = JournalStorage::open(&path)
+        .unwrap()
+        .get_all_studies()
+        .unwrap_err();
+    assert!(
+        matches!(err, StudyError::CorruptJournal { line: 1, .. }),
+        "{err}"
+    );
+
+    let path = dir.path().join("locked.log");
+    let backend = JournalFileBackend::new(&path)
+        .unwrap()
+        .with_lock_timeout(Duration::from_millis(10));
+    std::os::unix::fs::symlink(&path, backend.lock_path()).unwrap();
+    let err = JournalStorage::new(backend)
+        .create_new_study(&[StudyDirection::Minimize], "s")
+        .unwrap_err();
+    assert!(err.to_string().starts_with("timed out after"), "{err}");
+
+    let err = JournalStorage::open(dir.path().join("no/such/dir/j.log")).unwrap_err();
+    assert!(matches!(err, StudyError::Io { .. }), "{err}");
+}
+
+#[test]
+fn objective_failed_and_sampler() {
+    let study = study();
+    let err = study
+        .optimize(Some(1), None, |_| -> Result<f64, _> { Err("nope".into()) })
+        .unwrap_err();
+    assert_eq!(err.to_string(), "objective failed in trial 0: nope");
+    let grid = DefaultStudy::builder()
+        .sampler(GridSampler::new(Default::default(), None))
+        .build()
+        .unwrap();
+    let mut t = grid.ask().unwrap();
+    assert!(matches!(
+        t.suggest_float("x", 0.0, 1.0),
+        Err(StudyError::Sampler { .. })
+    ));
+}

@@ -1,0 +1,10 @@
+//! The one integration-test binary of saturate-study.
+
+mod common;
+mod concurrency;
+mod errors;
+mod interop;
+mod pruners;
+mod samplers;
+mod storage;
+mod study;

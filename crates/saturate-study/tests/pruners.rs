@@ -1,0 +1,250 @@
+//! Pruners on hand-built trial histories, both directions.
+
+use std::sync::Arc;
+
+use saturate_study::prelude::*;
+use saturate_study::study::StudyView;
+
+use crate::common::finished;
+
+struct History {
+    storage: InMemoryStorage,
+    directions: Vec<StudyDirection>,
+    name: String,
+}
+
+impl History {
+    fn new(direction: StudyDirection, name: &str) -> Self {
+        let storage = InMemoryStorage::new();
+        storage.create_new_study(&[direction], name).unwrap();
+        Self {
+            storage,
+            directions: vec![direction],
+            name: name.into(),
+        }
+    }
+    fn complete(&self, curve: &[(i64, f64)]) -> u64 {
+        let value = curve.last().map(|(_, v)| *v);
+        self.storage
+            .create_new_trial(0, Some(finished(TrialState::Complete, value, curve)))
+            .unwrap()
+    }
+    fn running(&self, curve: &[(i64, f64)]) -> Arc<FrozenTrial> {
+        let id = self.storage.create_new_trial(0, None).unwrap();
+        for (s, v) in curve {
+            self.storage
+                .set_trial_intermediate_value(id, *s, *v)
+                .unwrap();
+        }
+        self.storage.get_trial(id).unwrap()
+    }
+    fn view(&self) -> StudyView<'_> {
+        StudyView::new(&self.storage, 0, &self.name, &self.directions)
+    }
+    fn prune(&self, pruner: &dyn Pruner, curve: &[(i64, f64)]) -> bool {
+        let trial = self.running(curve);
+        pruner.prune(&self.view(), &trial).unwrap()
+    }
+}
+
+#[test]
+fn nop_never_prunes() {
+    let h = History::new(StudyDirection::Minimize, "s");
+    h.complete(&[(0, 0.0)]);
+    assert!(!h.prune(&NopPruner, &[(0, 1e9)]));
+}
+
+#[test]
+fn median_pruner_compares_with_the_median_at_the_step() {
+    for direction in [StudyDirection::Minimize, StudyDirection::Maximize] {
+        let sign = if direction == StudyDirection::Minimize {
+            1.0
+        } else {
+            -1.0
+        };
+        let h = History::new(direction, "s");
+        let pruner = MedianPruner::new(2, 0, 1, 1).unwrap();
+        h.complete(&[(0, sign * 1.0)]);
+        // One complete trial < 2 startup trials: never prune.
+        assert!(!h.prune(&pruner, &[(0, sign * 100.0)]));
+        h.complete(&[(0, sign * 3.0)]);
+        // Median of {1, 3} = 2.
+        assert!(h.prune(&pruner, &[(0, sign * 2.5)]), "{direction:?}");
+        assert!(!h.prune(&pruner, &[(0, sign * 1.5)]), "{direction:?}");
+        // No trial reported at step 5: keep.
+        assert!(!h.prune(&pruner, &[(5, sign * 100.0)]));
+        // All-NaN intermediate values: prune.
+        assert!(h.prune(&pruner, &[(0, f64::NAN)]));
+    }
+}
+
+#[test]
+fn percentile_warmup_and_interval() {
+    let h = History::new(StudyDirection::Minimize, "s");
+    for v in [1.0, 2.0, 3.0, 4.0] {
+        h.complete(&[(0, v), (1, v), (2, v), (3, v), (4, v)]);
+    }
+    // 25th percentile of {1,2,3,4} = 1.75.
+    let pruner = PercentilePruner::new(25.0, 0, 2, 2, 1).unwrap();
+    assert!(!h.prune(&pruner, &[(1, 10.0)]), "warm-up");
+    assert!(h.prune(&pruner, &[(2, 10.0)]));
+    assert!(
+        !h.prune(&pruner, &[(2, 10.0), (3, 10.0)]),
+        "3 is not a pruning step"
+    );
+    assert!(!h.prune(&pruner, &[(2, 1.5)]));
+    assert!(h.prune(&pruner, &[(4, 1.8)]));
+    assert!(PercentilePruner::new(101.0, 0, 0, 1, 1).is_err());
+}
+
+#[test]
+fn threshold_bounds() {
+    let h = History::new(StudyDirection::Minimize, "s");
+    let pruner = ThresholdPruner::new(Some(0.0), Some(1.0), 1, 1).unwrap();
+    assert!(!h.prune(&pruner, &[(0, 5.0)]), "warm-up");
+    assert!(h.prune(&pruner, &[(1, 5.0)]));
+    assert!(h.prune(&pruner, &[(1, -0.5)]));
+    assert!(h.prune(&pruner, &[(1, f64::NAN)]));
+    assert!(!h.prune(&pruner, &[(1, 0.5)]));
+    assert!(ThresholdPruner::new(None, None, 0, 1).is_err());
+    assert!(ThresholdPruner::new(Some(2.0), Some(1.0), 0, 1).is_err());
+}
+
+#[test]
+fn patient_waits_for_a_stall() {
+    for direction in [StudyDirection::Minimize, StudyDirection::Maximize] {
+        let s = if direction == StudyDirection::Minimize {
+            1.0
+        } else {
+            -1.0
+        };
+        let h = History::new(direction, "s");
+        let pruner = PatientPruner::new(None, 2, 0.0).unwrap();
+        // Improving: keep.
+        assert!(!h.prune(
+            &pruner,
+            &[(0, s * 5.0), (1, s * 4.0), (2, s * 3.0), (3, s * 2.0)]
+        ));
+        // Best before the window (1) is better than the best in the last 3 steps: stalled.
+        assert!(h.prune(
+            &pruner,
+            &[(0, s * 1.0), (1, s * 4.0), (2, s * 3.0), (3, s * 2.0)]
+        ));
+        // Too few steps.
+        assert!(!h.prune(&pruner, &[(0, s * 1.0), (1, s * 4.0), (2, s * 3.0)]));
+        // Wrapped pruner decides once stalled.
+        let wrapped = PatientPruner::new(Some(Box::new(NopPruner)), 2, 0.0).unwrap();
+        assert!(!h.prune(
+            &wrapped,
+            &[(0, s * 1.0), (1, s * 4.0), (2, s * 3.0), (3, s * 2.0)]
+        ));
+    }
+    assert!(PatientPruner::new(None, 1, -1.0).is_err());
+}
+
+#[test]
+fn successive_halving_promotes_the_top_fraction() {
+    let h = History::new(StudyDirection::Minimize, "s");
+    let pruner = SuccessiveHalvingPruner::new(Some(1), 2, 0, 0).unwrap();
+    // Rung 0 is reached at step 1; before that: keep.
+    assert!(!h.prune(&pruner, &[(0, 9.0)]));
+    // First value at rung 0: the best so far, promoted; rung 1 at step 2 not reached.
+    let first = h.running(&[(1, 5.0)]);
+    assert!(!pruner.prune(&h.view(), &first).unwrap());
+    assert_eq!(
+        h.storage.get_trial(first.trial_id).unwrap().system_attrs["completed_rung_0"],
+        5.0
+    );
+    // Second value 6 with η = 2: top ⌊2/2⌋ = 1 is {5}: 6 is pruned.
+    assert!(h.prune(&pruner, &[(1, 6.0)]));
+    // 4 is the best: promoted.
+    assert!(!h.prune(&pruner, &[(1, 4.0)]));
+    // NaN at a rung: pruned.
+    assert!(h.prune(&pruner, &[(1, f64::NAN)]));
+
+    let h = History::new(StudyDirection::Maximize, "m");
+    let pruner = SuccessiveHalvingPruner::new(Some(1), 2, 0, 0).unwrap();
+    assert!(!h.prune(&pruner, &[(1, 5.0)]));
+    assert!(h.prune(&pruner, &[(1, 4.0)]));
+    assert!(!h.prune(&pruner, &[(1, 6.0)]));
+}
+
+#[test]
+fn successive_halving_bootstrap_and_auto_min_resource() {
+    let h = History::new(StudyDirection::Minimize, "s");
+    let pruner = SuccessiveHalvingPruner::new(Some(1), 2, 0, 2).unwrap();
+    // Fewer than bootstrap_count + 1 values at the rung: pruned.
+    assert!(h.prune(&pruner, &[(1, 1.0)]));
+    assert!(h.prune(&pruner, &[(1, 1.0)]));
+    assert!(!h.prune(&pruner, &[(1, 0.5)]));
+
+    let h = History::new(StudyDirection::Minimize, "auto");
+    let auto = SuccessiveHalvingPruner::default();
+    // No complete trial yet: min_resource unknown, keep.
+    assert!(!h.prune(&auto, &[(500, 1.0)]));
+    // Last step 499 -> min_resource = 4; rung 0 at step 4.
+    h.complete(&(0..500).map(|s| (s, 1.0)).collect::<Vec<_>>());
+    assert!(!h.prune(&auto, &[(3, 1.0)]));
+    let t = h.running(&[(4, 1.0)]);
+    auto.prune(&h.view(), &t).unwrap();
+    assert!(h
+        .storage
+        .get_trial(t.trial_id)
+        .unwrap()
+        .system_attrs
+        .contains_key("completed_rung_0"));
+    assert!(SuccessiveHalvingPruner::new(None, 4, 0, 1).is_err());
+    assert!(SuccessiveHalvingPruner::new(Some(1), 1, 0, 0).is_err());
+}
+
+#[test]
+fn hyperband_routes_trials_to_brackets_by_crc32() {
+    // Python: crc32(f"s_{n}".encode()) % 143 == [1, 52, 65, 111, 2] for n = 0..5, so with
+    // HyperbandPruner(1, 81, 3) trial 3 is in bracket 1 (min_early_stopping_rate 1, first
+    // rung at step 3) and the others in bracket 0 (first rung at step 1).
+    let h = History::new(StudyDirection::Minimize, "s");
+    let pruner = HyperbandPruner::new(1, Some(81), 3, 0).unwrap();
+    for n in 0..4 {
+        let t = h.running(&[(1, 1.0)]);
+        assert_eq!(t.number, n);
+        pruner.prune(&h.view(), &t).unwrap();
+        let rung0 = h
+            .storage
+            .get_trial(t.trial_id)
+            .unwrap()
+            .system_attrs
+            .contains_key("completed_rung_0");
+        assert_eq!(rung0, n != 3, "trial {n}");
+    }
+    // "auto" max_resource needs a finished trial first.
+    let h = History::new(StudyDirection::Minimize, "auto");
+    let auto = HyperbandPruner::default();
+    assert!(!h.prune(&auto, &[(1, 1.0)]));
+    assert!(HyperbandPruner::new(0, None, 3, 0).is_err());
+}
+
+#[test]
+fn wilcoxon_prunes_a_trial_consistently_worse_than_the_best() {
+    for direction in [StudyDirection::Minimize, StudyDirection::Maximize] {
+        let s = if direction == StudyDirection::Minimize {
+            1.0
+        } else {
+            -1.0
+        };
+        let h = History::new(direction, "s");
+        let pruner = WilcoxonPruner::new(0.1, 2).unwrap();
+        let best: Vec<(i64, f64)> = (0..10).map(|i| (i, s * i as f64)).collect();
+        let mut t = finished(TrialState::Complete, Some(s * 0.0), &best);
+        t.values = Some(vec![s * 4.5]);
+        h.storage.create_new_trial(0, Some(t)).unwrap();
+        let worse: Vec<(i64, f64)> = (0..10)
+            .map(|i| (i, s * (i as f64 + 1.0 + 0.1 * i as f64)))
+            .collect();
+        assert!(h.prune(&pruner, &worse), "{direction:?}");
+        let better: Vec<(i64, f64)> = (0..10).map(|i| (i, s * (i as f64 - 1.0))).collect();
+        assert!(!h.prune(&pruner, &better));
+        assert!(!h.prune(&pruner, &worse[..1]), "startup steps");
+        assert!(!h.prune(&pruner, &[(0, f64::NAN), (1, 5.0)]));
+    }
+    assert!(WilcoxonPruner::new(1.5, 2).is_err());
+}

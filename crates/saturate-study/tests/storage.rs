@@ -1,0 +1,348 @@
+//! Storage conformance suite (run on every storage) and journal-file specifics.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use saturate_study::distributions::{FloatDistribution, IntDistribution};
+use saturate_study::prelude::*;
+use saturate_study::storage::JournalFileBackend;
+use serde_json::json;
+
+use crate::common::{finished, tempdir};
+
+fn conformance(storage: &dyn Storage) {
+    let minimize = [StudyDirection::Minimize];
+    // Studies: ids, names, duplicates, deletion without id reuse.
+    let a = storage.create_new_study(&minimize, "a").unwrap();
+    let b = storage
+        .create_new_study(&[StudyDirection::Maximize, StudyDirection::Minimize], "b")
+        .unwrap();
+    assert_eq!((a, b), (0, 1));
+    assert!(matches!(
+        storage.create_new_study(&minimize, "a"),
+        Err(StudyError::DuplicateStudy { .. })
+    ));
+    assert_eq!(storage.get_study_id_from_name("b").unwrap(), 1);
+    assert_eq!(storage.get_study_name_from_id(0).unwrap(), "a");
+    assert_eq!(storage.get_study_directions(b).unwrap().len(), 2);
+    storage
+        .set_study_user_attr(a, "u", json!({"x": [1, 2.5]}))
+        .unwrap();
+    storage.set_study_system_attr(a, "s", json!("v")).unwrap();
+    assert_eq!(
+        storage.get_study_user_attrs(a).unwrap()["u"],
+        json!({"x": [1, 2.5]})
+    );
+    assert_eq!(storage.get_study_system_attrs(a).unwrap()["s"], "v");
+
+    // Trials: global ids, per-study numbers.
+    let t0 = storage.create_new_trial(a, None).unwrap();
+    let t1 = storage.create_new_trial(b, None).unwrap();
+    let t2 = storage.create_new_trial(a, None).unwrap();
+    assert_eq!((t0, t1, t2), (0, 1, 2));
+    assert_eq!(storage.get_trial(t2).unwrap().number, 1);
+    assert_eq!(storage.get_trial(t1).unwrap().number, 0);
+    assert_eq!(storage.get_trial(t0).unwrap().state, TrialState::Running);
+    let batch = storage.create_new_trials(a, &[None, None, None]).unwrap();
+    assert_eq!(batch, vec![3, 4, 5]);
+
+    let float = Distribution::Float(FloatDistribution::new(0.0, 1.0, false, None).unwrap());
+    let int = Distribution::Int(IntDistribution::new(1, 9, false, 2).unwrap());
+    storage.set_trial_param(t0, "x", 0.5, &float).unwrap();
+    storage.set_trial_param(t0, "n", 5.0, &int).unwrap();
+    storage
+        .set_trial_intermediate_value(t0, 0, f64::NAN)
+        .unwrap();
+    storage.set_trial_intermediate_value(t0, 1, 0.25).unwrap();
+    storage
+        .set_trial_user_attr(t0, "note", json!("hi"))
+        .unwrap();
+    storage.set_trial_system_attr(t0, "sys", json!(3)).unwrap();
+    assert!(storage
+        .set_trial_state_values(t0, TrialState::Complete, Some(&[0.1]))
+        .unwrap());
+    let t = storage.get_trial(t0).unwrap();
+    assert_eq!(t.params["x"].internal, 0.5);
+    assert_eq!(t.param("n"), Some(ParamValue::Int(5)));
+    assert!(t.intermediate_values[&0].is_nan());
+    assert_eq!(t.user_attrs["note"], "hi");
+    assert_eq!(t.system_attrs["sys"], 3);
+    assert_eq!(t.values, Some(vec![0.1]));
+    assert!(t.datetime_complete.is_some());
+
+    // Finished trials are immutable.
+    for result in [
+        storage.set_trial_param(t0, "y", 0.1, &float),
+        storage.set_trial_intermediate_value(t0, 2, 1.0),
+        storage.set_trial_user_attr(t0, "k", json!(1)),
+        storage.set_trial_system_attr(t0, "k", json!(1)),
+        storage
+            .set_trial_state_values(t0, TrialState::Fail, None)
+            .map(drop),
+    ] {
+        assert!(matches!(
+            result,
+            Err(StudyError::TrialFinished { trial_id: 0, .. })
+        ));
+    }
+
+    // Templates, WAITING trials and claiming: the first RUNNING wins.
+    let mut template = finished(TrialState::Waiting, None, &[]);
+    template
+        .system_attrs
+        .insert("fixed_params".into(), json!({"x": 0.5}));
+    let waiting = storage.create_new_trial(a, Some(template)).unwrap();
+    let w = storage.get_trial(waiting).unwrap();
+    assert_eq!((w.state, w.datetime_start), (TrialState::Waiting, None));
+    assert!(storage
+        .set_trial_state_values(waiting, TrialState::Running, None)
+        .unwrap());
+    assert!(!storage
+        .set_trial_state_values(waiting, TrialState::Running, None)
+        .unwrap());
+    assert!(storage.get_trial(waiting).unwrap().datetime_start.is_some());
+    let complete = storage
+        .create_new_trial(
+            a,
+            Some(finished(TrialState::Complete, Some(2.0), &[(3, 1.0)])),
+        )
+        .unwrap();
+    let c = storage.get_trial(complete).unwrap();
+    assert_eq!(
+        (c.state, c.values.clone()),
+        (TrialState::Complete, Some(vec![2.0]))
+    );
+    assert_eq!(c.intermediate_values[&3], 1.0);
+
+    // Filters and ordering.
+    let all = storage.get_all_trials(a, None).unwrap();
+    let numbers: Vec<u64> = all.iter().map(|t| t.number).collect();
+    assert_eq!(numbers, (0..numbers.len() as u64).collect::<Vec<_>>());
+    let done = storage
+        .get_all_trials(a, Some(&[TrialState::Complete]))
+        .unwrap();
+    assert_eq!(done.len(), 2);
+
+    // Unknown ids, deletion.
+    assert!(matches!(
+        storage.get_trial(999),
+        Err(StudyError::UnknownTrial { trial_id: 999 })
+    ));
+    assert!(matches!(
+        storage.get_study_id_from_name("zz"),
+        Err(StudyError::UnknownStudy { .. })
+    ));
+    assert!(matches!(
+        storage.create_new_trial(9, None),
+        Err(StudyError::UnknownStudyId { study_id: 9 })
+    ));
+    storage.delete_study(b).unwrap();
+    assert!(matches!(
+        storage.get_study_directions(b),
+        Err(StudyError::UnknownStudyId { .. })
+    ));
+    assert!(matches!(
+        storage.get_trial(t1),
+        Err(StudyError::UnknownTrial { .. })
+    ));
+    assert!(matches!(
+        storage.delete_study(b),
+        Err(StudyError::UnknownStudyId { .. })
+    ));
+    let c = storage.create_new_study(&minimize, "c").unwrap();
+    assert_eq!(c, 2, "study ids are not reused");
+    let names: Vec<String> = storage
+        .get_all_studies()
+        .unwrap()
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    assert_eq!(names, vec!["a", "c"]);
+    // The trial id counter keeps counting across studies.
+    assert_eq!(storage.create_new_trial(c, None).unwrap(), complete + 1);
+}
+
+#[test]
+fn in_memory_storage_conforms() {
+    conformance(&InMemoryStorage::new());
+}
+
+#[test]
+fn journal_storage_conforms_and_replays_identically() {
+    let dir = tempdir();
+    let path = dir.path().join("journal.log");
+    let storage = JournalStorage::open(&path).unwrap();
+    conformance(&storage);
+    // A second reader replays the file to the same state.
+    let reread = JournalStorage::open(&path).unwrap();
+    for study in [0, 2] {
+        assert_eq!(
+            format!("{:?}", storage.get_all_trials(study, None).unwrap()),
+            format!("{:?}", reread.get_all_trials(study, None).unwrap())
+        );
+    }
+}
+
+#[test]
+fn journal_lines_are_optunas_format() {
+    let dir = tempdir();
+    let path = dir.path().join("j.log");
+    let storage = JournalStorage::open(&path).unwrap();
+    let s = storage
+        .create_new_study(&[StudyDirection::Minimize], "demo")
+        .unwrap();
+    let t = storage.create_new_trial(s, None).unwrap();
+    let log = Distribution::Float(FloatDistribution::new(1e-5, 0.1, true, None).unwrap());
+    storage.set_trial_param(t, "lr", 0.000495, &log).unwrap();
+    let cat = Distribution::Categorical(
+        CategoricalDistribution::new(vec!["a".into(), "b".into(), Choice::Null, 1.5.into()])
+            .unwrap(),
+    );
+    storage.set_trial_param(t, "c", 0.0, &cat).unwrap();
+    storage
+        .set_trial_intermediate_value(t, 0, f64::NAN)
+        .unwrap();
+    storage
+        .set_trial_state_values(t, TrialState::Complete, Some(&[1.5]))
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6);
+    let strip_worker = |line: &str| {
+        let start = line.find(",\"worker_id\":\"").unwrap();
+        let end = line[start + 14..].find('"').unwrap() + start + 15;
+        format!("{}{}", &line[..start], &line[end..])
+    };
+    assert_eq!(
+        strip_worker(lines[0]),
+        r#"{"op_code":0,"study_name":"demo","directions":[1]}"#
+    );
+    assert!(strip_worker(lines[1]).starts_with(r#"{"op_code":4,"study_id":0,"datetime_start":"20"#));
+    assert_eq!(
+        strip_worker(lines[2]),
+        r#"{"op_code":5,"trial_id":0,"param_name":"lr","param_value_internal":0.000495,"distribution":"{\"name\": \"FloatDistribution\", \"attributes\": {\"step\": null, \"low\": 1e-05, \"high\": 0.1, \"log\": true}}"}"#
+    );
+    assert_eq!(
+        strip_worker(lines[3]),
+        r#"{"op_code":5,"trial_id":0,"param_name":"c","param_value_internal":0,"distribution":"{\"name\": \"CategoricalDistribution\", \"attributes\": {\"choices\": [\"a\", \"b\", null, 1.5]}}"}"#
+    );
+    assert_eq!(
+        strip_worker(lines[4]),
+        r#"{"op_code":7,"trial_id":0,"step":0,"intermediate_value":NaN}"#
+    );
+    let last = strip_worker(lines[5]);
+    assert!(
+        last.starts_with(
+            r#"{"op_code":6,"trial_id":0,"state":1,"values":[1.5],"datetime_complete":""#
+        ),
+        "{last}"
+    );
+    // Naive local datetime with exactly six fractional digits.
+    let dt = &last[last.len() - 28..last.len() - 2];
+    assert_eq!(dt.len(), 26);
+    assert_eq!(&dt[10..11], "T");
+    assert_eq!(dt[20..].len(), 6, "{dt}");
+}
+
+#[test]
+fn torn_last_line_is_ignored_until_completed() {
+    let dir = tempdir();
+    let path = dir.path().join("j.log");
+    let writer = JournalStorage::open(&path).unwrap();
+    writer
+        .create_new_study(&[StudyDirection::Minimize], "s")
+        .unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(br#"{"op_code":4,"worker_id":"w","study_id":0,"datetime_"#)
+        .unwrap();
+    let reader = JournalStorage::open(&path).unwrap();
+    assert_eq!(reader.get_all_trials(0, None).unwrap().len(), 0);
+    file.write_all(b"start\":null}\n").unwrap();
+    assert_eq!(reader.get_all_trials(0, None).unwrap().len(), 1);
+}
+
+#[test]
+fn corrupt_line_followed_by_more_lines_is_an_error_with_file_and_line() {
+    let dir = tempdir();
+    let path = dir.path().join("j.log");
+    let writer = JournalStorage::open(&path).unwrap();
+    writer
+        .create_new_study(&[StudyDirection::Minimize], "s")
+        .unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"{\"op_code\":4,\"wor\n").unwrap();
+    // Alone at the end, an invalid line is treated as still being written.
+    let reader = JournalStorage::open(&path).unwrap();
+    assert_eq!(reader.get_all_studies().unwrap().len(), 1);
+    file.write_all(b"{\"op_code\":4,\"worker_id\":\"w\",\"study_id\":0,\"datetime_start\":null}\n")
+        .unwrap();
+    let err = JournalStorage::open(&path)
+        .unwrap()
+        .get_all_studies()
+        .unwrap_err();
+    match &err {
+        StudyError::CorruptJournal { path: p, line, .. } => {
+            assert_eq!((p.as_path(), *line), (path.as_path(), 2));
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains("j.log:2"), "{err}");
+}
+
+#[test]
+fn lock_timeout_and_stale_lock_release() {
+    let dir = tempdir();
+    let path = dir.path().join("j.log");
+    let backend = JournalFileBackend::new(&path).unwrap();
+    // Someone else holds the lock (a symlink, as Optuna makes it).
+    std::os::unix::fs::symlink(&path, backend.lock_path()).unwrap();
+    let storage = JournalStorage::new(backend.clone().with_lock_timeout(Duration::from_millis(50)));
+    let err = storage
+        .create_new_study(&[StudyDirection::Minimize], "s")
+        .unwrap_err();
+    assert!(matches!(err, StudyError::LockTimeout { .. }), "{err}");
+    // A lock whose journal has not changed for the grace period is released.
+    let storage = JournalStorage::new(backend.with_grace_period(Duration::from_millis(100)));
+    storage
+        .create_new_study(&[StudyDirection::Minimize], "s")
+        .unwrap();
+    assert!(!dir.path().join("j.log.lock").exists());
+    let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(
+        leftovers, 1,
+        "only the journal remains (renamed locks are unlinked)"
+    );
+}
+
+#[test]
+fn threads_sharing_one_journal_storage_lose_nothing() {
+    let dir = tempdir();
+    let storage: Arc<dyn Storage> =
+        Arc::new(JournalStorage::open(dir.path().join("j.log")).unwrap());
+    let study = crate::common::study_on(storage.clone(), "threads");
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let study = study.clone();
+            scope.spawn(move || {
+                for _ in 0..25 {
+                    let mut t = study.ask().unwrap();
+                    let x = t.suggest_float("x", 0.0, 1.0).unwrap();
+                    study.tell(&t, &[x]).unwrap();
+                }
+            });
+        }
+    });
+    let trials = JournalStorage::open(dir.path().join("j.log"))
+        .unwrap()
+        .get_all_trials(0, None)
+        .unwrap();
+    assert_eq!(trials.len(), 100);
+    assert!(trials.iter().all(|t| t.state == TrialState::Complete));
+}

@@ -1,0 +1,371 @@
+//! The default study: ask/tell, define-by-run semantics, enqueue, optimize.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use saturate_study::prelude::*;
+
+use crate::common::study_on;
+
+fn study() -> DefaultStudy {
+    study_on(Arc::new(InMemoryStorage::new()), "s")
+}
+
+#[test]
+fn ask_suggest_tell_round_trip() {
+    let study = study();
+    let mut trial = study.ask().unwrap();
+    assert_eq!(trial.number(), 0);
+    let x = trial.suggest_float("x", -1.0, 1.0).unwrap();
+    let lr = trial.suggest_float_log("lr", 1e-5, 1e-1).unwrap();
+    let q = trial.suggest_float_step("q", 0.0, 1.0, 0.25).unwrap();
+    let n = trial.suggest_int("n", 1, 10).unwrap();
+    let m = trial.suggest_int_log("m", 1, 1024).unwrap();
+    let k = trial.suggest_int_step("k", 0, 100, 10).unwrap();
+    let c = trial.suggest_categorical("c", ["a", "b"]).unwrap();
+    let b = trial.suggest_categorical("b", [true, false]).unwrap();
+    let z = trial
+        .suggest_categorical("z", [Choice::Null, Choice::Int(3), Choice::Float(0.5)])
+        .unwrap();
+    assert!((-1.0..=1.0).contains(&x));
+    assert!((1e-5..=1e-1).contains(&lr));
+    assert_eq!((q / 0.25).fract(), 0.0);
+    assert!((1..=10).contains(&n) && (1..=1024).contains(&m) && k % 10 == 0);
+    assert!(matches!(c, Choice::Str(_)) && matches!(b, Choice::Bool(_)));
+    assert!(matches!(
+        z,
+        Choice::Null | Choice::Int(3) | Choice::Float(_)
+    ));
+    let done = study.tell(&trial, &[x]).unwrap();
+    assert_eq!(done.state, TrialState::Complete);
+    assert_eq!(done.values, Some(vec![x]));
+    assert_eq!(done.params.len(), 9);
+    assert!(done.datetime_complete.is_some() && done.datetime_start.is_some());
+    assert_eq!(study.best_trial().unwrap().number, 0);
+}
+
+#[test]
+fn repeated_name_returns_the_same_value_and_other_distribution_is_an_error() {
+    let study = study();
+    let mut trial = study.ask().unwrap();
+    let a = trial.suggest_float("x", 0.0, 1.0).unwrap();
+    assert_eq!(trial.suggest_float("x", 0.0, 1.0).unwrap(), a);
+    let err = trial.suggest_float("x", 0.0, 2.0).unwrap_err();
+    assert!(
+        matches!(err, StudyError::IncompatibleDistribution { .. }),
+        "{err}"
+    );
+    assert!(trial.suggest_int("x", 0, 1).is_err());
+}
+
+#[test]
+fn finished_trials_are_immutable() {
+    let study = study();
+    let mut trial = study.ask().unwrap();
+    trial.suggest_float("x", 0.0, 1.0).unwrap();
+    study.tell(&trial, &[1.0]).unwrap();
+    assert!(matches!(
+        study.tell(&trial, &[2.0]),
+        Err(StudyError::TrialFinished {
+            state: TrialState::Complete,
+            ..
+        })
+    ));
+    assert!(matches!(
+        trial.report(1, 0.5),
+        Err(StudyError::TrialFinished { .. })
+    ));
+    assert!(matches!(
+        trial.suggest_float("y", 0.0, 1.0),
+        Err(StudyError::TrialFinished { .. })
+    ));
+    assert!(matches!(
+        trial.set_user_attr("k", 1),
+        Err(StudyError::TrialFinished { .. })
+    ));
+}
+
+#[test]
+fn non_finite_values_fail_the_trial_with_a_reason() {
+    let study = study();
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let trial = study.ask().unwrap();
+        let done = study.tell(&trial, &[bad]).unwrap();
+        assert_eq!(done.state, TrialState::Fail);
+        assert_eq!(done.values, None);
+        let reason = done.system_attrs["fail_reason"].as_str().unwrap();
+        assert!(reason.contains("not finite"), "{reason}");
+    }
+    assert!(matches!(
+        study.best_trial(),
+        Err(StudyError::NoCompletedTrial)
+    ));
+}
+
+#[test]
+fn pruned_trial_takes_its_last_intermediate_value() {
+    let study = study();
+    let mut trial = study.ask().unwrap();
+    trial.report(0, 3.0).unwrap();
+    trial.report(5, 2.0).unwrap();
+    let done = study.tell_pruned(&trial).unwrap();
+    assert_eq!(done.state, TrialState::Pruned);
+    assert_eq!(done.values, Some(vec![2.0]));
+    let mut trial = study.ask().unwrap();
+    trial.report(0, f64::NAN).unwrap();
+    assert_eq!(study.tell_pruned(&trial).unwrap().values, None);
+}
+
+#[test]
+fn enqueued_trials_come_first_with_fixed_params() {
+    let study = study();
+    let fixed: FixedParams = [
+        ("x".to_string(), ParamValue::Float(0.25)),
+        ("n".to_string(), ParamValue::Int(3)),
+        ("c".to_string(), ParamValue::from("b")),
+    ]
+    .into();
+    assert_eq!(study.enqueue(fixed).unwrap(), 0);
+    assert_eq!(study.trials(Some(&[TrialState::Waiting])).unwrap().len(), 1);
+    let mut trial = study.ask().unwrap();
+    assert_eq!(trial.number(), 0);
+    assert_eq!(trial.suggest_float("x", 0.0, 1.0).unwrap(), 0.25);
+    assert_eq!(trial.suggest_int("n", 0, 10).unwrap(), 3);
+    assert_eq!(
+        trial.suggest_categorical("c", ["a", "b"]).unwrap(),
+        Choice::Str("b".into())
+    );
+    // Not fixed: sampled.
+    trial.suggest_float("y", 0.0, 1.0).unwrap();
+    assert_eq!(study.ask().unwrap().number(), 1);
+}
+
+#[test]
+fn ask_with_fixed_params_and_several_at_once() {
+    let study = study();
+    let shared: FixedParams = [("width".to_string(), ParamValue::Int(64))].into();
+    let mut trials = study
+        .ask_batch(&[shared.clone(), shared.clone(), FixedParams::new()])
+        .unwrap();
+    let numbers: Vec<u64> = trials.iter().map(Trial::number).collect();
+    assert_eq!(numbers, vec![0, 1, 2]);
+    assert_eq!(trials[0].suggest_int("width", 8, 128).unwrap(), 64);
+    assert_eq!(trials[1].suggest_int("width", 8, 128).unwrap(), 64);
+    let running = study.trials(Some(&[TrialState::Running])).unwrap();
+    assert_eq!(running.len(), 3);
+    let many = study.ask_many(4).unwrap();
+    assert_eq!(many.len(), 4);
+    assert_eq!(many[3].number(), 6);
+}
+
+#[test]
+fn fixed_categorical_value_outside_the_choices_is_an_error() {
+    let study = study();
+    let mut trial = study
+        .ask_with([("c".to_string(), ParamValue::from("zzz"))].into())
+        .unwrap();
+    assert!(matches!(
+        trial.suggest_categorical("c", ["a", "b"]),
+        Err(StudyError::ParamOutOfDistribution { .. })
+    ));
+}
+
+#[test]
+fn optimize_runs_n_trials_and_callbacks() {
+    let study = study();
+    let mut seen = Vec::new();
+    let mut callback = |t: &FrozenTrial| {
+        seen.push(t.number);
+        ControlFlow::Continue(())
+    };
+    study
+        .optimize_with_callbacks(
+            Some(5),
+            None,
+            |trial| Ok(trial.suggest_float("x", 0.0, 1.0)?),
+            &mut [&mut callback],
+        )
+        .unwrap();
+    assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+    let mut stop_after_two = |t: &FrozenTrial| {
+        if t.number >= 6 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    study
+        .optimize_with_callbacks(Some(100), None, |_| Ok(1.0), &mut [&mut stop_after_two])
+        .unwrap();
+    assert_eq!(study.trials(None).unwrap().len(), 7);
+}
+
+#[test]
+fn optimize_stops_at_the_timeout() {
+    let study = study();
+    study
+        .optimize(None, Some(Duration::from_millis(50)), |_| {
+            std::thread::sleep(Duration::from_millis(10));
+            Ok(0.0)
+        })
+        .unwrap();
+    let n = study.trials(None).unwrap().len();
+    assert!((2..=10).contains(&n), "{n} trials");
+}
+
+#[test]
+fn objective_errors_and_panics_fail_the_trial_and_the_study_stays_usable() {
+    let study = study();
+    let err = study
+        .optimize(Some(3), None, |trial| -> Result<f64, _> {
+            trial.suggest_float("x", 0.0, 1.0)?;
+            Err("diverged".into())
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&err, StudyError::ObjectiveFailed { number: 0, message } if message == "diverged")
+    );
+    let err = study
+        .optimize(Some(1), None, |_| -> Result<f64, _> { panic!("boom") })
+        .unwrap_err();
+    assert!(
+        matches!(&err, StudyError::ObjectiveFailed { number: 1, message } if message.contains("boom"))
+    );
+    let trials = study.trials(None).unwrap();
+    assert!(trials.iter().all(|t| t.state == TrialState::Fail));
+    assert_eq!(trials[0].system_attrs["fail_reason"], "diverged");
+    // Still usable.
+    study.optimize(Some(2), None, |_| Ok(1.0)).unwrap();
+    assert_eq!(
+        study.trials(Some(&[TrialState::Complete])).unwrap().len(),
+        2
+    );
+}
+
+#[test]
+fn objective_can_prune() {
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(0)))
+        .pruner(ThresholdPruner::new(None, Some(1.0), 0, 1).unwrap())
+        .build()
+        .unwrap();
+    study
+        .optimize(Some(2), None, |trial| {
+            for step in 0..10 {
+                trial.report(step, step as f64)?;
+                if trial.should_prune()? {
+                    return Err(TrialPruned.into());
+                }
+            }
+            Ok(0.0)
+        })
+        .unwrap();
+    let trials = study.trials(None).unwrap();
+    assert!(trials.iter().all(|t| t.state == TrialState::Pruned));
+    assert_eq!(trials[0].values, Some(vec![2.0]));
+}
+
+#[test]
+fn multi_objective_pareto_front_and_value_count() {
+    let study = DefaultStudy::builder()
+        .directions([StudyDirection::Minimize, StudyDirection::Maximize])
+        .sampler(RandomSampler::new(Some(0)))
+        .build()
+        .unwrap();
+    for values in [[1.0, 1.0], [2.0, 3.0], [2.0, 0.5], [0.5, 0.0]] {
+        let t = study.ask().unwrap();
+        study.tell(&t, &values).unwrap();
+    }
+    let front: Vec<u64> = study
+        .best_trials()
+        .unwrap()
+        .iter()
+        .map(|t| t.number)
+        .collect();
+    assert_eq!(front, vec![0, 1, 3]);
+    assert!(matches!(
+        study.best_trial(),
+        Err(StudyError::MultiObjective { .. })
+    ));
+    let t = study.ask().unwrap();
+    assert!(matches!(
+        study.tell(&t, &[1.0]),
+        Err(StudyError::WrongNumberOfValues {
+            expected: 2,
+            got: 1
+        })
+    ));
+    assert_eq!(study.trials(None).unwrap()[4].state, TrialState::Fail);
+    assert!(matches!(
+        t.should_prune(),
+        Err(StudyError::MultiObjective { .. })
+    ));
+}
+
+#[test]
+fn attributes_and_load_if_exists() {
+    let storage: Arc<dyn Storage> = Arc::new(InMemoryStorage::new());
+    let study = study_on(storage.clone(), "attrs");
+    study.set_user_attr("owner", "me".into()).unwrap();
+    study
+        .set_system_attr("k", serde_json::json!([1, 2]))
+        .unwrap();
+    let mut trial = study.ask().unwrap();
+    trial
+        .set_user_attr("note", serde_json::json!({"a": 1.5}))
+        .unwrap();
+    study.tell(&trial, &[0.0]).unwrap();
+    assert!(matches!(
+        DefaultStudy::builder()
+            .name("attrs")
+            .storage(storage.clone())
+            .build(),
+        Err(StudyError::DuplicateStudy { .. })
+    ));
+    let again = DefaultStudy::builder()
+        .name("attrs")
+        .storage(storage.clone())
+        .load_if_exists(true)
+        .build()
+        .unwrap();
+    assert_eq!(again.user_attrs().unwrap()["owner"], "me");
+    assert_eq!(
+        again.system_attrs().unwrap()["k"],
+        serde_json::json!([1, 2])
+    );
+    assert_eq!(again.trials(None).unwrap()[0].user_attrs["note"]["a"], 1.5);
+    let loaded = DefaultStudy::builder()
+        .name("attrs")
+        .storage(storage.clone())
+        .load()
+        .unwrap();
+    assert_eq!(loaded.id(), study.id());
+    assert!(matches!(
+        DefaultStudy::builder().name("nope").storage(storage).load(),
+        Err(StudyError::UnknownStudy { .. })
+    ));
+}
+
+#[test]
+fn maximize_picks_the_largest() {
+    let study = DefaultStudy::builder()
+        .direction(StudyDirection::Maximize)
+        .sampler(RandomSampler::new(Some(3)))
+        .build()
+        .unwrap();
+    for v in [1.0, 5.0, 3.0] {
+        let t = study.ask().unwrap();
+        study.tell(&t, &[v]).unwrap();
+    }
+    assert_eq!(study.best_value().unwrap(), 5.0);
+    let params: BTreeMap<String, ParamValue> = study
+        .best_trial()
+        .unwrap()
+        .params
+        .iter()
+        .map(|(k, p)| (k.clone(), p.value()))
+        .collect();
+    assert!(params.is_empty());
+}

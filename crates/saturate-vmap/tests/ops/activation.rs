@@ -33,7 +33,7 @@ macro_rules! act_backward {
             $name,
             [$x(vec![2, 3]), F(vec![2, 3])],
             Tol::Exact,
-            |X, x, g| { vec![Val::F(X::$f(x.f(), g.f()))] }
+            |X, x, g| vec![Val::F(X::$f(x.f(), g.f()))]
         )
     };
 }
@@ -67,7 +67,7 @@ fn backward_activations() {
         "sigmoid_backward",
         [Frange(vec![2, 3], 0.0, 1.0), F(vec![2, 3])],
         Tol::Exact,
-        |X, x, g| { vec![Val::F(X::sigmoid_backward(x.f(), g.f()))] }
+        |X, x, g| vec![Val::F(X::sigmoid_backward(x.f(), g.f()))]
     );
     act_backward!("log_sigmoid_backward", log_sigmoid_backward, F);
 }
@@ -79,14 +79,14 @@ fn prelu() {
         "prelu",
         [F(vec![2, 3, 4]), F(vec![1, 3, 1])],
         Tol::Exact,
-        |X, a, w| { vec![Val::F(X::prelu(a.f(), w.f()))] }
+        |X, a, w| vec![Val::F(X::prelu(a.f(), w.f()))]
     );
     // A single weight: [1, 1, 1].
     diff!(
         "prelu",
         [F(vec![2, 3, 4]), F(vec![1, 1, 1])],
         Tol::Exact,
-        |X, a, w| { vec![Val::F(X::prelu(a.f(), w.f()))] }
+        |X, a, w| vec![Val::F(X::prelu(a.f(), w.f()))]
     );
     // Rank 1 with one weight.
     diff!("prelu", [F(vec![5]), F(vec![1])], Tol::Exact, |X, a, w| {

@@ -29,13 +29,13 @@ macro_rules! bin {
             $name,
             [$l(vec![2, 3]), $r(vec![2, 3])],
             Tol::Exact,
-            |X, a, b| { vec![Val::F(X::$f(a.f(), b.f()))] }
+            |X, a, b| vec![Val::F(X::$f(a.f(), b.f()))]
         );
         diff!(
             $name,
             [$l(vec![2, 3]), $r(vec![1, 3])],
             Tol::Exact,
-            |X, a, b| { vec![Val::F(X::$f(a.f(), b.f()))] }
+            |X, a, b| vec![Val::F(X::$f(a.f(), b.f()))]
         );
     };
 }
@@ -224,7 +224,7 @@ fn float_into_int_and_cast() {
         "float_into_int",
         [Frange(vec![2, 3], -5.0, 5.0)],
         Tol::Exact,
-        |X, a| { vec![Val::I(X::float_into_int(a.f(), ID))] }
+        |X, a| vec![Val::I(X::float_into_int(a.f(), ID))]
     );
     diff!("float_cast", [F(vec![2, 3])], Tol::Exact, |X, a| {
         vec![Val::F(X::float_cast(a.f(), FloatDType::F64))]
@@ -245,27 +245,27 @@ fn binary_elementwise() {
         "float_add",
         [F(vec![2, 3]), F(vec![2, 3])],
         Tol::Exact,
-        |X, a, b| { vec![Val::F(X::float_add(a.f(), b.f()))] }
+        |X, a, b| vec![Val::F(X::float_add(a.f(), b.f()))]
     );
     // Broadcasting operands.
     diff!(
         "float_add",
         [F(vec![2, 3]), F(vec![1, 3])],
         Tol::Exact,
-        |X, a, b| { vec![Val::F(X::float_add(a.f(), b.f()))] }
+        |X, a, b| vec![Val::F(X::float_add(a.f(), b.f()))]
     );
     // Both operands broadcast (NdArray's add/sub/mul/div broadcast both ways).
     diff!(
         "float_mul",
         [F(vec![1, 3]), F(vec![2, 1])],
         Tol::Exact,
-        |X, a, b| { vec![Val::F(X::float_mul(a.f(), b.f()))] }
+        |X, a, b| vec![Val::F(X::float_mul(a.f(), b.f()))]
     );
     diff!(
         "float_sub",
         [F(vec![1, 3]), F(vec![2, 1])],
         Tol::Exact,
-        |X, a, b| { vec![Val::F(X::float_sub(a.f(), b.f()))] }
+        |X, a, b| vec![Val::F(X::float_sub(a.f(), b.f()))]
     );
     bin!("float_sub", float_sub, F, F);
     bin!("float_mul", float_mul, F, F);
@@ -275,7 +275,7 @@ fn binary_elementwise() {
         "float_remainder",
         [F(vec![2, 3]), Fpos(vec![2, 3])],
         Tol::Exact,
-        |X, a, b| { vec![Val::F(X::float_remainder(a.f(), b.f()))] }
+        |X, a, b| vec![Val::F(X::float_remainder(a.f(), b.f()))]
     );
     bin!("float_powf", float_powf, Fpos, F);
     bin!("float_atan2", float_atan2, F, F);
@@ -372,13 +372,13 @@ fn scalar_elementwise() {
         "float_powi",
         [Fpos(vec![2, 3]), I(vec![2, 3], -2, 4)],
         Tol::Exact,
-        |X, a, b| { vec![Val::F(X::float_powi(a.f(), b.i()))] }
+        |X, a, b| vec![Val::F(X::float_powi(a.f(), b.i()))]
     );
     diff!(
         "float_powi",
         [Fpos(vec![2, 3]), I(vec![1, 3], 0, 4)],
         Tol::Exact,
-        |X, a, b| { vec![Val::F(X::float_powi(a.f(), b.i()))] }
+        |X, a, b| vec![Val::F(X::float_powi(a.f(), b.i()))]
     );
 }
 
@@ -443,13 +443,13 @@ fn unary_elementwise() {
         "float_sign",
         [Frange(vec![3, 4], -2.0, 2.0)],
         Tol::Exact,
-        |X, a| { vec![Val::F(X::float_sign(X::float_round(a.f())))] }
+        |X, a| vec![Val::F(X::float_sign(X::float_round(a.f())))]
     );
     diff!(
         "float_set_require_grad",
         [F(vec![2, 3])],
         Tol::Exact,
-        |X, a| { vec![Val::F(X::float_set_require_grad(a.f(), true))] }
+        |X, a| vec![Val::F(X::float_set_require_grad(a.f(), true))]
     );
     diff!(
         "float_is_require_grad",
@@ -508,7 +508,7 @@ fn float_matmul() {
             "float_matmul",
             [F(l.clone()), F(r.clone())],
             Tol::Abs(1e-6),
-            |X, a, b| { vec![Val::F(X::float_matmul(a.f(), b.f()))] }
+            |X, a, b| vec![Val::F(X::float_matmul(a.f(), b.f()))]
         );
     }
     // Rank 4 with broadcast batch dims on both sides.
@@ -529,7 +529,7 @@ fn float_matmul() {
         "float_matmul",
         [F(vec![5, 33]), F(vec![33, 7])],
         Tol::Abs(1e-5),
-        |X, a, b| { vec![Val::F(X::float_matmul(a.f(), b.f()))] }
+        |X, a, b| vec![Val::F(X::float_matmul(a.f(), b.f()))]
     );
 }
 
@@ -539,13 +539,13 @@ fn float_cross() {
         "float_cross",
         [F(vec![2, 3]), F(vec![2, 3])],
         Tol::Abs(1e-6),
-        |X, a, b| { vec![Val::F(X::float_cross(a.f(), b.f(), 1))] }
+        |X, a, b| vec![Val::F(X::float_cross(a.f(), b.f(), 1))]
     );
     diff!(
         "float_cross",
         [F(vec![3, 2]), F(vec![3, 1])],
         Tol::Abs(1e-6),
-        |X, a, b| { vec![Val::F(X::float_cross(a.f(), b.f(), 0))] }
+        |X, a, b| vec![Val::F(X::float_cross(a.f(), b.f(), 0))]
     );
 }
 
@@ -600,13 +600,13 @@ fn layout_ops() {
         "float_cat",
         [F(vec![2, 3]), F(vec![1, 3]), F(vec![2, 3])],
         Tol::Exact,
-        |X, a, b, c| { vec![Val::F(X::float_cat(vec![a.f(), b.f(), c.f()], 0))] }
+        |X, a, b, c| vec![Val::F(X::float_cat(vec![a.f(), b.f(), c.f()], 0))]
     );
     diff!(
         "float_cat",
         [F(vec![2, 3]), F(vec![2, 1])],
         Tol::Exact,
-        |X, a, b| { vec![Val::F(X::float_cat(vec![a.f(), b.f()], 1))] }
+        |X, a, b| vec![Val::F(X::float_cat(vec![a.f(), b.f()], 1))]
     );
 }
 
@@ -655,13 +655,13 @@ fn gather_scatter() {
         "float_gather",
         [F(vec![3, 4]), I(vec![3, 2], 0, 4)],
         Tol::Exact,
-        |X, a, i| { vec![Val::F(X::float_gather(1, a.f(), i.i()))] }
+        |X, a, i| vec![Val::F(X::float_gather(1, a.f(), i.i()))]
     );
     diff!(
         "float_gather",
         [F(vec![3, 4]), I(vec![2, 4], 0, 3)],
         Tol::Exact,
-        |X, a, i| { vec![Val::F(X::float_gather(0, a.f(), i.i()))] }
+        |X, a, i| vec![Val::F(X::float_gather(0, a.f(), i.i()))]
     );
     diff!(
         "float_scatter_add",
@@ -684,14 +684,14 @@ fn gather_nd_scatter_nd() {
         "float_gather_nd",
         [F(vec![4, 3]), I(vec![5, 1], 0, 4)],
         Tol::Exact,
-        |X, a, i| { vec![Val::F(X::float_gather_nd(a.f(), i.i()))] }
+        |X, a, i| vec![Val::F(X::float_gather_nd(a.f(), i.i()))]
     );
     let pairs = TensorData::new(vec![0i64, 2, 3, 1, 1, 0, 3, 2], [2, 2, 2]);
     diff!(
         "float_gather_nd",
         [F(vec![4, 3]), Idata(pairs.clone())],
         Tol::Exact,
-        |X, a, i| { vec![Val::F(X::float_gather_nd(a.f(), i.i()))] }
+        |X, a, i| vec![Val::F(X::float_gather_nd(a.f(), i.i()))]
     );
     diff!(
         "float_scatter_nd",
@@ -735,13 +735,13 @@ fn select_ops() {
         "float_select",
         [F(vec![3, 4]), I(vec![5], 0, 4)],
         Tol::Exact,
-        |X, a, i| { vec![Val::F(X::float_select(a.f(), 1, i.i()))] }
+        |X, a, i| vec![Val::F(X::float_select(a.f(), 1, i.i()))]
     );
     diff!(
         "float_select",
         [F(vec![3, 4, 2]), I(vec![2], 0, 3)],
         Tol::Exact,
-        |X, a, i| { vec![Val::F(X::float_select(a.f(), 0, i.i()))] }
+        |X, a, i| vec![Val::F(X::float_select(a.f(), 0, i.i()))]
     );
     diff!(
         "float_select_add",
@@ -775,13 +775,13 @@ fn mask_ops() {
         "float_mask_fill",
         [F(vec![2, 3]), B(vec![2, 3])],
         Tol::Exact,
-        |X, a, m| { vec![Val::F(X::float_mask_fill(a.f(), m.b(), 7.5f32.into()))] }
+        |X, a, m| vec![Val::F(X::float_mask_fill(a.f(), m.b(), 7.5f32.into()))]
     );
     diff!(
         "float_mask_fill",
         [F(vec![2, 3]), B(vec![1, 3])],
         Tol::Exact,
-        |X, a, m| { vec![Val::F(X::float_mask_fill(a.f(), m.b(), (-1.0f32).into()))] }
+        |X, a, m| vec![Val::F(X::float_mask_fill(a.f(), m.b(), (-1.0f32).into()))]
     );
 }
 
@@ -820,19 +820,19 @@ fn reductions_over_all() {
         "float_any",
         [Frange(vec![2, 3], -0.6, 0.6)],
         Tol::Exact,
-        |X, a| { vec![Val::B(X::float_any(X::float_round(a.f()), BD))] }
+        |X, a| vec![Val::B(X::float_any(X::float_round(a.f()), BD))]
     );
     diff!(
         "float_all",
         [Frange(vec![2, 3], -3.0, 3.0)],
         Tol::Exact,
-        |X, a| { vec![Val::B(X::float_all(X::float_round(a.f()), BD))] }
+        |X, a| vec![Val::B(X::float_all(X::float_round(a.f()), BD))]
     );
     diff!(
         "float_all",
         [Frange(vec![2, 3], 1.0, 3.0)],
         Tol::Exact,
-        |X, a| { vec![Val::B(X::float_all(a.f(), BD))] }
+        |X, a| vec![Val::B(X::float_all(a.f(), BD))]
     );
 }
 
@@ -852,13 +852,13 @@ fn reductions_along_dim() {
         "float_any_dim",
         [Frange(vec![3, 4], -0.7, 0.7)],
         Tol::Exact,
-        |X, a| { vec![Val::B(X::float_any_dim(X::float_round(a.f()), 1, BD))] }
+        |X, a| vec![Val::B(X::float_any_dim(X::float_round(a.f()), 1, BD))]
     );
     diff!(
         "float_all_dim",
         [Frange(vec![3, 4], -4.0, 4.0)],
         Tol::Exact,
-        |X, a| { vec![Val::B(X::float_all_dim(X::float_round(a.f()), 0, BD))] }
+        |X, a| vec![Val::B(X::float_all_dim(X::float_round(a.f()), 0, BD))]
     );
     diff!(
         "float_max_dim_with_indices",

@@ -95,8 +95,10 @@ pub(crate) fn with_dim(shape: Shape, dim: usize, size: usize) -> Shape {
     shape
 }
 
-/// The physical `shape` an expand of a tensor needs, plus the tensor reshaped so that its
-/// member axis stays first when `shape` has more dims than the tensor.
+/// How to expand a tensor of physical shape `physical` to the logical `shape`: the shape to
+/// reshape it to first (when `shape` has more dims than the tensor, so that the member axis of a
+/// batched tensor stays first instead of being aligned with a new leading dim), and the physical
+/// target shape.
 pub(crate) fn expand_plan(
     physical: Shape,
     batched: bool,

@@ -578,6 +578,29 @@ fn int_arithmetic() {
 }
 
 #[test]
+fn int_mutual_broadcasting() {
+    // `[2, 1]` against `[1, 3]`: neither operand covers the other.
+    diff!(
+        "int_add",
+        [I(vec![2, 1], -9, 9), I(vec![1, 3], -9, 9)],
+        Tol::Exact,
+        |X, a, b| vec![Val::I(X::int_add(a.i(), b.i()))]
+    );
+    diff!(
+        "int_lower",
+        [I(vec![2, 1], -3, 3), I(vec![1, 3], -3, 3)],
+        Tol::Exact,
+        |X, a, b| vec![Val::B(X::int_lower(a.i(), b.i(), BD))]
+    );
+    diff!(
+        "int_mul",
+        [I(vec![1, 3], -9, 9), I(vec![2, 3], -9, 9)],
+        Tol::Exact,
+        |X, a, b| vec![Val::I(X::int_mul(a.i(), b.i()))]
+    );
+}
+
+#[test]
 fn int_bitwise() {
     diff!(
         "bitwise_and",

@@ -70,7 +70,7 @@ pub fn batch<B: Backend>(step: usize, device: &B::Device) -> (Tensor<B, 2>, Tens
 
 /// A group of `members` freshly initialised members (independent random inits).
 pub fn init_group(members: usize) -> Batched<Mlp<GB>> {
-    Batched::init(members, &Default::default(), |device| Mlp::new(device)).unwrap()
+    Batched::init(members, &Default::default(), Mlp::new).unwrap()
 }
 
 /// Every float parameter of every member, in visit order: `[member][param]`.

@@ -505,7 +505,9 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             }
             // Shared data, per-member indices: the leading index axis is the member axis.
             (false, true) => {
-                VmapTensor::batched(B::float_gather_nd(data.inner, indices.inner), members)
+                let shape = indices.inner.shape();
+                let indices = B::int_reshape(indices.inner, shape);
+                VmapTensor::batched(B::float_gather_nd(data.inner, indices), members)
             }
             (true, _) => {
                 let indices = member_coords::<B>(indices);

@@ -93,3 +93,49 @@ fn prelu() {
         vec![Val::F(X::prelu(a.f(), w.f()))]
     });
 }
+
+// ---------------------------------------------------------------- autodiff gradients
+
+use burn::tensor::activation as act;
+use burn::tensor::backend::Backend as BackendT;
+use burn::tensor::Tensor;
+
+use super::float::{grad_check, Ai, Av};
+
+/// A gradient case, as in `float.rs`: `grad!("name", D => E, [shapes], |Bk, xs| body)`.
+macro_rules! grad {
+    ($name:literal, $d:literal => $e:literal, [$($shape:expr),* $(,)?], |$bk:ident, $xs:ident| $body:expr) => {{
+        #[allow(unused_mut, non_snake_case)]
+        fn op<$bk: BackendT>(mut $xs: Vec<Tensor<$bk, $d>>) -> Tensor<$bk, $e> {
+            $body
+        }
+        grad_check::<$d, $e>($name, &[$($shape),*], (-2.0, 2.0), op::<Av>, op::<Ai>);
+    }};
+}
+
+#[test]
+fn activation_gradients() {
+    grad!("relu", 2 => 2, [vec![3, 4]], |Bk, x| act::relu(x.remove(0)));
+    grad!("leaky_relu", 2 => 2, [vec![3, 4]], |Bk, x| act::leaky_relu(x.remove(0), 0.1));
+    grad!("gelu", 2 => 2, [vec![3, 4]], |Bk, x| act::gelu(x.remove(0)));
+    grad!("sigmoid", 2 => 2, [vec![3, 4]], |Bk, x| act::sigmoid(x.remove(0)));
+    grad!("log_sigmoid", 2 => 2, [vec![3, 4]], |Bk, x| act::log_sigmoid(x.remove(0)));
+    grad!("hard_sigmoid", 2 => 2, [vec![3, 4]], |Bk, x| act::hard_sigmoid(x.remove(0), 0.3, 0.5));
+    grad!("softmax", 2 => 2, [vec![3, 4]], |Bk, x| act::softmax(x.remove(0), 1));
+    grad!("softmax", 3 => 3, [vec![2, 3, 4]], |Bk, x| act::softmax(x.remove(0), 0));
+    grad!("log_softmax", 2 => 2, [vec![3, 4]], |Bk, x| act::log_softmax(x.remove(0), 1));
+    grad!("softmin", 2 => 2, [vec![3, 4]], |Bk, x| act::softmin(x.remove(0), 0));
+    grad!("tanh", 2 => 2, [vec![3, 4]], |Bk, x| act::tanh(x.remove(0)));
+    // prelu with one weight per channel: the weight's gradient is per member.
+    grad!("prelu", 1 => 3, [vec![3]], |Bk, x| {
+        let w = x.remove(0);
+        let input = Tensor::<Bk, 3>::from_data(
+            burn::tensor::TensorData::new(
+                (0..24).map(|i| (i as f32 - 11.5) / 6.0).collect::<Vec<_>>(),
+                [2, 3, 4],
+            ),
+            &w.device(),
+        );
+        act::prelu(input, w)
+    });
+}

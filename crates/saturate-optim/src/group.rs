@@ -36,6 +36,7 @@ where
     clipping: Option<GradientClipping>,
     states: HashMap<ParamId, MemberState<B::InnerBackend>>,
     members: usize,
+    fused: bool,
     module: PhantomData<fn() -> M>,
 }
 
@@ -50,6 +51,7 @@ where
             clipping: self.clipping.clone(),
             states: self.states.clone(),
             members: self.members,
+            fused: self.fused,
             module: PhantomData,
         }
     }
@@ -65,6 +67,7 @@ where
             .field("rule", &self.rule)
             .field("clipping", &self.clipping)
             .field("members", &self.members)
+            .field("fused", &self.fused)
             .field("parameters_with_state", &self.states.len())
             .finish()
     }
@@ -92,8 +95,18 @@ where
                 .transpose()?,
             states: HashMap::new(),
             members,
+            fused: true,
             module: PhantomData,
         })
+    }
+
+    /// Chooses between the whole-module update (`true`, the default: the parameters of the
+    /// module are concatenated and updated by one pass of the rule, a few kernels per step) and
+    /// one update per parameter tensor (`false`, burn's structure). Both give the same values
+    /// bit for bit; the whole-module update launches fewer, larger kernels.
+    pub fn with_fused_update(mut self, fused: bool) -> Self {
+        self.fused = fused;
+        self
     }
 
     /// The number of members, K.
@@ -132,13 +145,24 @@ where
         }
         let lr = lr.into().resolve("lr", self.members)?;
         check("lr", &lr, Bound::NonNegative)?;
-        let module = group.into_inner().map(&mut StepMapper::<R, B> {
-            rule: &self.rule,
-            clipping: self.clipping.as_ref(),
-            states: &mut self.states,
-            grads: &mut grads,
-            lr: &lr,
-        });
+        let module = if self.fused {
+            crate::fused::fused_step::<R, M, B>(
+                &self.rule,
+                self.clipping.as_ref(),
+                &mut self.states,
+                &mut grads,
+                &lr,
+                group.into_inner(),
+            )
+        } else {
+            group.into_inner().map(&mut StepMapper::<R, B> {
+                rule: &self.rule,
+                clipping: self.clipping.as_ref(),
+                states: &mut self.states,
+                grads: &mut grads,
+                lr: &lr,
+            })
+        };
         Ok(Batched::from_module(module)?)
     }
 

@@ -40,6 +40,7 @@ mod adamw;
 mod base;
 mod decay;
 mod error;
+mod fused;
 mod grad_clipping;
 mod group;
 mod hyper;

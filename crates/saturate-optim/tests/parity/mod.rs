@@ -15,12 +15,13 @@ use crate::common::*;
 pub const LRS: [f64; K] = [0.002, 0.01, 0.03, 0.05];
 
 /// Trains a fresh group with `optim` and each member alone with `reference(k)`; member k uses
-/// `reference_lrs[k][step]` alone and the group gets `group_lr(step)`.
+/// `reference_lrs[k][step]` alone and the group gets `group_lr(step)`. The group is trained
+/// twice, with the whole-module update and with one update per parameter tensor.
 pub fn parity_with<R, O>(
     what: &str,
-    mut optim: GroupOptimizer<R, Mlp<GB>, GB>,
+    optim: GroupOptimizer<R, Mlp<GB>, GB>,
     reference: impl Fn(usize) -> O,
-    group_lr: impl FnMut(usize) -> Vec<f64>,
+    mut group_lr: impl FnMut(usize) -> Vec<f64>,
     reference_lrs: &[Vec<f64>],
 ) where
     R: UpdateRule,
@@ -29,14 +30,30 @@ pub fn parity_with<R, O>(
     let group = init_group(K);
     let initial = group_params(&group);
     let models = references(&group);
-    let group = train_group(group, &mut optim, 0..STEPS, group_lr);
-    let got = group_params(&group);
+    let lrs: Vec<Vec<f64>> = (0..STEPS).map(&mut group_lr).collect();
+    let mut per_parameter = optim.clone().with_fused_update(false);
+    let mut fused = optim.with_fused_update(true);
+    let got_fused = group_params(&train_group(group.clone(), &mut fused, 0..STEPS, |s| {
+        lrs[s].clone()
+    }));
+    let got_per_parameter = group_params(&train_group(group, &mut per_parameter, 0..STEPS, |s| {
+        lrs[s].clone()
+    }));
     for (k, model) in models.into_iter().enumerate() {
         let mut reference_optim = reference(k);
         let model = train_reference(model, &mut reference_optim, 0..STEPS, |s| {
             reference_lrs[k][s]
         });
-        assert_member_matches(what, k, &got[k], &model, &initial[k]);
+        let fused_what = format!("{what} (whole-module update)");
+        assert_member_matches(&fused_what, k, &got_fused[k], &model, &initial[k]);
+        let per_parameter_what = format!("{what} (per-parameter update)");
+        assert_member_matches(
+            &per_parameter_what,
+            k,
+            &got_per_parameter[k],
+            &model,
+            &initial[k],
+        );
     }
 }
 

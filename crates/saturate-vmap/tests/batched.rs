@@ -21,7 +21,7 @@ use saturate_vmap::{
 };
 
 use crate::parity::common::{
-    cpu, group_device, group_params, max_diff, params, uniform, Inner, Snap, G, R,
+    cpu, group_device, group_params, max_diff, uniform, Inner, Snap, G, R,
 };
 
 /// A small module with random parameters (linear weights and biases), constant-initialised
@@ -112,7 +112,7 @@ fn temp_path(name: &str) -> PathBuf {
 
 #[test]
 fn init_gives_k_different_members_and_batches_every_param() {
-    let group: Batched<Net<G>> = Batched::init(4, &cpu(), |d| Net::new(d)).unwrap();
+    let group: Batched<Net<G>> = Batched::init(4, &cpu(), Net::new).unwrap();
     assert_eq!(group.members(), 4);
     let (count, unbatched) = unbatched_params(&*group);
     // first.weight, first.bias, norm.gamma, norm.beta, bn.{gamma, beta, running_mean,
@@ -124,8 +124,8 @@ fn init_gives_k_different_members_and_batches_every_param() {
     assert_eq!(members.len(), 4);
     for (j, p) in members[0].iter().enumerate() {
         let constant = p.path.starts_with("norm") || p.path.starts_with("bn");
-        for k in 1..4 {
-            let q = &members[k][j];
+        for (k, member) in members.iter().enumerate().skip(1) {
+            let q = &member[j];
             assert_eq!(p.path, q.path);
             assert_eq!(p.shape, q.shape, "`{}`: logical shape", p.path);
             if constant {
@@ -169,7 +169,7 @@ fn init_with_zero_members_is_an_error() {
 
 #[test]
 fn members_device_and_deref() {
-    let group: Batched<Net<G>> = Batched::init(3, &cpu(), |d| Net::new(d)).unwrap();
+    let group: Batched<Net<G>> = Batched::init(3, &cpu(), Net::new).unwrap();
     assert_eq!(group.members(), 3);
     let device = group.device();
     assert_eq!(device.members, 3);
@@ -197,7 +197,8 @@ fn members_device_and_deref() {
 fn stack_from_unbatched_members() {
     let one = VmapDevice::new(cpu(), 1);
     let modules: Vec<Net<G>> = (0..3).map(|_| Net::new(&one)).collect();
-    let want: Vec<Vec<Snap>> = modules.iter().map(|m| params(m)).collect();
+    // Random init on a one-member device gives one-member batched tensors.
+    let want: Vec<Vec<Snap>> = modules.iter().map(|m| group_params(m).remove(0)).collect();
     let group = Batched::stack(modules).unwrap();
     assert_eq!(group.members(), 3);
     let (_, unbatched) = unbatched_params(&*group);
@@ -205,7 +206,10 @@ fn stack_from_unbatched_members() {
     let got = group_params(&*group);
     for k in 0..3 {
         assert!(snaps_equal(&got[k], &want[k]), "member {k} differs");
-        assert!(snaps_equal(&params(&group.member(k).unwrap()), &want[k]));
+        let member = group.member(k).unwrap();
+        let (_, unbatched) = unbatched_params(&member);
+        assert_eq!(unbatched.len(), 10, "member({k}) must be unbatched");
+        assert!(snaps_equal(&group_params(&member).remove(0), &want[k]));
     }
     // The stacked group computes each member's own outputs.
     let x = input(2, &[4, 5]);
@@ -223,7 +227,7 @@ fn stack_on_vmap_without_autodiff() {
     let one = VmapDevice::<Inner>::new(cpu(), 1);
     let modules: Vec<Linear<Vmap<Inner>>> =
         (0..2).map(|_| LinearConfig::new(3, 2).init(&one)).collect();
-    let want: Vec<Vec<Snap>> = modules.iter().map(|m| params(m)).collect();
+    let want: Vec<Vec<Snap>> = modules.iter().map(|m| group_params(m).remove(0)).collect();
     let group = Batched::stack(modules).unwrap();
     let got = group_params(&*group);
     assert!(snaps_equal(&got[0], &want[0]));
@@ -311,7 +315,7 @@ fn stack_rejects_members_of_a_bigger_group() {
 
 #[test]
 fn member_saved_with_a_recorder_loads_on_ndarray_with_identical_outputs() {
-    let group: Batched<Net<G>> = Batched::init(4, &cpu(), |d| Net::new(d)).unwrap();
+    let group: Batched<Net<G>> = Batched::init(4, &cpu(), Net::new).unwrap();
     let x = input(3, &[6, 5]);
     let group_out = member_data(group.forward(Tensor::from_data(x.clone(), &group.device())));
     for k in [0usize, 2, 3] {
@@ -365,7 +369,7 @@ fn member_out_of_range_is_an_error() {
 
 #[test]
 fn retain_keeps_the_members_in_order() {
-    let group: Batched<Net<G>> = Batched::init(4, &cpu(), |d| Net::new(d)).unwrap();
+    let group: Batched<Net<G>> = Batched::init(4, &cpu(), Net::new).unwrap();
     let before = group_params(&*group);
     let kept = group.clone().retain(&[3, 1]).unwrap();
     assert_eq!(kept.members(), 2);
@@ -402,8 +406,8 @@ fn retain_errors() {
 
 #[test]
 fn extend_appends_members() {
-    let a: Batched<Net<G>> = Batched::init(2, &cpu(), |d| Net::new(d)).unwrap();
-    let b: Batched<Net<G>> = Batched::init(3, &cpu(), |d| Net::new(d)).unwrap();
+    let a: Batched<Net<G>> = Batched::init(2, &cpu(), Net::new).unwrap();
+    let b: Batched<Net<G>> = Batched::init(3, &cpu(), Net::new).unwrap();
     let (pa, pb) = (group_params(&*a), group_params(&*b));
     let ab = a.extend(b).unwrap();
     assert_eq!(ab.members(), 5);
@@ -771,20 +775,100 @@ fn dropout_invalid_probability_is_an_error() {
 
 #[test]
 fn dropout_probabilities_follow_retain_and_member() {
-    let group = Batched::init(4, &cpu(), |d| {
-        DropoutConfig::new(vec![0.1, 0.2, 0.3, 0.4])
-            .init::<G>(d)
-            .unwrap()
-    })
-    .unwrap();
-    let kept = group.clone().retain(&[3, 0]).unwrap();
+    let init = || {
+        Batched::init(4, &cpu(), |d| {
+            DropoutConfig::new(vec![0.1, 0.2, 0.3, 0.4])
+                .init::<G>(d)
+                .unwrap()
+        })
+        .unwrap()
+    };
+    let kept = init().retain(&[3, 0]).unwrap();
     let p = member_values(kept.probs()).unwrap();
     assert!(
         (p[0] - 0.4).abs() < 1e-6 && (p[1] - 0.1).abs() < 1e-6,
         "{p:?}"
     );
-    let m = group.member(2).unwrap();
+    let m = init().member(2).unwrap();
     let p = member_values(m.probs()).unwrap();
     assert_eq!(p.len(), 1);
     assert!((p[0] - 0.3).abs() < 1e-6, "{p:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Taking a member or retaining members of a clone must not change the group: burn shares a
+// `RunningState` between clones of a module (BatchNorm running stats, per-member dropout
+// probabilities), so a mapper applied to a clone writes into the original's cell.
+// ---------------------------------------------------------------------------------------------
+
+fn trained_batch_norm_group() -> Batched<BatchNorm<G>> {
+    let group: Batched<BatchNorm<G>> =
+        Batched::init(3, &cpu(), |d| BatchNormConfig::new(4).init(d)).unwrap();
+    let one = VmapDevice::new(cpu(), 1);
+    let x = stack_members(
+        (0..3)
+            .map(|k| Tensor::<G, 3>::from_data(input(40 + k, &[6, 4, 5]), &one))
+            .collect(),
+    )
+    .unwrap();
+    let _ = group.forward(x);
+    group
+}
+
+#[test]
+fn member_leaves_the_group_running_state_untouched() {
+    let group = trained_batch_norm_group();
+    let before: Vec<Vec<f32>> = member_data(group.running_mean.value())
+        .iter()
+        .map(values)
+        .collect();
+    assert_eq!(before.len(), 3);
+    let m1 = group.member(1).unwrap();
+    assert_eq!(values(&m1.running_mean.value().into_data()), before[1]);
+    let after: Vec<Vec<f32>> = member_data(group.running_mean.value())
+        .iter()
+        .map(values)
+        .collect();
+    assert_eq!(
+        after, before,
+        "group.member(1) changed the group's running mean"
+    );
+    // Training the taken member further does not leak into the group.
+    let _ = m1.forward(Tensor::<G, 3>::from_data(
+        input(50, &[6, 4, 5]),
+        &VmapDevice::new(cpu(), 1),
+    ));
+    let after: Vec<Vec<f32>> = member_data(group.running_mean.value())
+        .iter()
+        .map(values)
+        .collect();
+    assert_eq!(
+        after, before,
+        "a forward of member(1) changed the group's running mean"
+    );
+}
+
+#[test]
+fn retain_of_a_clone_leaves_the_original_group_untouched() {
+    let group = trained_batch_norm_group();
+    let before: Vec<Vec<f32>> = member_data(group.running_var.value())
+        .iter()
+        .map(values)
+        .collect();
+    let kept = group.clone().retain(&[2]).unwrap();
+    assert_eq!(
+        member_data(kept.running_var.value())
+            .iter()
+            .map(values)
+            .collect::<Vec<_>>(),
+        vec![before[2].clone()]
+    );
+    let after: Vec<Vec<f32>> = member_data(group.running_var.value())
+        .iter()
+        .map(values)
+        .collect();
+    assert_eq!(
+        after, before,
+        "retain on a clone changed the original group"
+    );
 }

@@ -1241,3 +1241,70 @@ fn grad_shape_and_index_ops() {
     });
     grad!("float_unfold", 2 => 3, [vec![2, 5]], R, |Bk, x| x.remove(0).unfold(1, 2, 1).exp());
 }
+
+#[test]
+#[should_panic(expected = "groups of 2 and 3 members")]
+fn mixing_groups_panics() {
+    let a = crate::harness::random_on_group(2, vec![2, 3]);
+    let b = crate::harness::random_on_group(3, vec![3, 4]);
+    let _ = Vm::float_matmul(a, b);
+}
+
+/// The Linear-layer forms of `float_matmul` (an unbatched input against batched weights laid
+/// side by side, and a batched input folded against shared weights) agree with a batched
+/// matmul of materialized operands, for a contraction wide enough to use blocked GEMM.
+#[test]
+fn float_matmul_linear_forms_match_batched_matmul() {
+    let k = 4;
+    let dev = Default::default();
+    let mut rng = StdRng::seed_from_u64(42);
+    let mut data = |shape: Vec<usize>| {
+        let n: usize = shape.iter().product();
+        let v: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        TensorData::new(v, shape)
+    };
+    let x = data(vec![16, 70]);
+    let w = data(vec![k, 70, 9]);
+    let wrap = |d: &TensorData, batched| {
+        saturate_vmap::tensor::from_inner(Inner::float_from_data(d.clone(), &dev), batched, k)
+    };
+    let out = Vm::float_matmul(wrap(&x, false), wrap(&w, true));
+    assert!(out.is_batched());
+    assert_eq!(out.shape().to_vec(), vec![16, 9]);
+    let got = read_inner(out.into_inner());
+    for m in 0..k {
+        let want = read_inner(Inner::float_matmul(
+            Inner::float_from_data(x.clone(), &dev),
+            Inner::float_from_data(crate::harness::member_slice(&w, m), &dev),
+        ));
+        let g = crate::harness::member_slice(&got, m);
+        for (a, b) in g
+            .as_slice::<f32>()
+            .unwrap()
+            .iter()
+            .zip(want.as_slice::<f32>().unwrap())
+        {
+            assert!((a - b).abs() <= 1e-5, "member {m}: {a} vs {b}");
+        }
+    }
+    // Batched input, shared weights.
+    let xb = data(vec![k, 16, 70]);
+    let ws = data(vec![70, 9]);
+    let out = Vm::float_matmul(wrap(&xb, true), wrap(&ws, false));
+    let got = read_inner(out.into_inner());
+    for m in 0..k {
+        let want = read_inner(Inner::float_matmul(
+            Inner::float_from_data(crate::harness::member_slice(&xb, m), &dev),
+            Inner::float_from_data(ws.clone(), &dev),
+        ));
+        let g = crate::harness::member_slice(&got, m);
+        for (a, b) in g
+            .as_slice::<f32>()
+            .unwrap()
+            .iter()
+            .zip(want.as_slice::<f32>().unwrap())
+        {
+            assert!((a - b).abs() <= 1e-5, "member {m}: {a} vs {b}");
+        }
+    }
+}

@@ -19,19 +19,29 @@ use crate::grad_clipping::GradientClipping;
 
 type Inner<B> = <B as AutodiffBackend>::InnerBackend;
 
+/// A parameter's state, flattened to rank 1.
+struct FlatState<B: AutodiffBackend> {
+    steps: Vec<usize>,
+    tensors: Vec<Tensor<Inner<B>, 1>>,
+}
+
+/// What parameters must share to be updated together: no state yet, or the same per-member
+/// step counts and number of state tensors.
+type BatchKey = Option<(Vec<usize>, usize)>;
+
 /// A parameter with a gradient, flattened to rank 1.
 struct Entry<B: AutodiffBackend> {
     id: ParamId,
     len: usize,
     tensor: Tensor<Inner<B>, 1>,
     grad: Tensor<Inner<B>, 1>,
-    state: Option<(Vec<usize>, Vec<Tensor<Inner<B>, 1>>)>,
+    state: Option<FlatState<B>>,
 }
 
 /// A parameter's update, flattened: the new value and state tensors.
 struct Updated<B: AutodiffBackend> {
     tensor: Tensor<Inner<B>, 1>,
-    state: Option<(Vec<usize>, Vec<Tensor<Inner<B>, 1>>)>,
+    state: Option<FlatState<B>>,
 }
 
 /// Updates every parameter of `module` that has a gradient in `grads` with one pass of `rule`
@@ -61,12 +71,12 @@ where
 
     // Parameters are updated together when their state is alike: all fresh, or all with the
     // same per-member step counts and the same number of state tensors.
-    let mut batches: Vec<(Option<(Vec<usize>, usize)>, Vec<Entry<B>>)> = Vec::new();
+    let mut batches: Vec<(BatchKey, Vec<Entry<B>>)> = Vec::new();
     for entry in entries {
         let key = entry
             .state
             .as_ref()
-            .map(|(steps, tensors)| (steps.clone(), tensors.len()));
+            .map(|s| (s.steps.clone(), s.tensors.len()));
         match batches.iter_mut().find(|(k, _)| *k == key) {
             Some((_, batch)) => batch.push(entry),
             None => batches.push((key, vec![entry])),
@@ -86,8 +96,8 @@ where
         for entry in batch {
             tensors.push(entry.tensor);
             grads.push(entry.grad);
-            if let Some((_, state)) = entry.state {
-                for (column, t) in state_columns.iter_mut().zip(state) {
+            if let Some(state) = entry.state {
+                for (column, t) in state_columns.iter_mut().zip(state.tensors) {
                     column.push(t);
                 }
             }
@@ -107,11 +117,11 @@ where
             )
         });
         let (tensor, state) = rule.step(lr, tensor, grad, state);
-        let state_tensors: Option<(Vec<usize>, Vec<Tensor<Inner<B>, 1>>)> = state.map(|s| {
-            let tensors = (0..s.tensors.len())
+        let state: Option<FlatState<B>> = state.map(|s| FlatState {
+            tensors: (0..s.tensors.len())
                 .map(|i| s.tensor::<1>(i).expect("index in range"))
-                .collect();
-            (s.steps, tensors)
+                .collect(),
+            steps: s.steps,
         });
         let mut offset = 0;
         for (id, len) in ids.into_iter().zip(lens) {
@@ -121,14 +131,13 @@ where
                 id,
                 Updated {
                     tensor: tensor.clone().slice([range.clone()]),
-                    state: state_tensors.as_ref().map(|(steps, tensors)| {
-                        (
-                            steps.clone(),
-                            tensors
-                                .iter()
-                                .map(|t| t.clone().slice([range.clone()]))
-                                .collect(),
-                        )
+                    state: state.as_ref().map(|s| FlatState {
+                        steps: s.steps.clone(),
+                        tensors: s
+                            .tensors
+                            .iter()
+                            .map(|t| t.clone().slice([range.clone()]))
+                            .collect(),
                     }),
                 },
             );
@@ -165,11 +174,11 @@ where
         };
         let tensor = param.val().inner();
         let len = tensor.shape().num_elements();
-        let state = self.states.remove(&id).map(|s| {
-            let tensors = (0..s.tensors.len())
+        let state = self.states.remove(&id).map(|s| FlatState {
+            tensors: (0..s.tensors.len())
                 .map(|i| s.tensor::<D>(i).expect("index in range").reshape([len]))
-                .collect();
-            (s.steps, tensors)
+                .collect(),
+            steps: s.steps,
         });
         self.entries.push(Entry {
             id,
@@ -202,7 +211,7 @@ where
         };
         let shape = tensor.shape();
         let require_grad = tensor.is_require_grad();
-        if let Some((steps, tensors)) = update.state {
+        if let Some(FlatState { steps, tensors }) = update.state {
             let tensors = tensors
                 .into_iter()
                 .map(|t| t.reshape(shape.clone()))

@@ -1,0 +1,153 @@
+//! One optimizer step (gradients already computed) for K members of a deep MLP:
+//!
+//! - `group`: saturate's `GroupOptimizer` on `Autodiff<Vmap<NdArray>>`, with the whole-module
+//!   update (`fused`: parameters concatenated, one pass of the rule) or one update per
+//!   parameter tensor (`per_parameter`, burn's structure);
+//! - `burn_one_by_one`: K separate models on `Autodiff<NdArray>`, each stepped by its own
+//!   burn-optim optimizer (what one does without saturate).
+//!
+//! Run: `cargo bench -p saturate-optim --bench step`. Numbers: docs/optim.md.
+
+use burn::backend::{Autodiff, NdArray};
+use burn::module::Module;
+use burn::nn::{Linear, LinearConfig};
+use burn::optim::{GradientsParams, Optimizer};
+use burn::tensor::activation::relu;
+use burn::tensor::backend::Backend;
+use burn::tensor::{Distribution, Tensor};
+use saturate_optim::{AdamConfig, GroupOptimizer, MomentumConfig, SgdConfig, UpdateRule};
+use saturate_vmap::{Batched, Vmap};
+
+type GB = Autodiff<Vmap<NdArray>>;
+type RB = Autodiff<NdArray>;
+
+const K: usize = 8;
+const WIDTH: usize = 64;
+const DEPTH: usize = 8;
+const BATCH: usize = 32;
+
+#[derive(Module, Debug)]
+struct Deep<B: Backend> {
+    layers: Vec<Linear<B>>,
+}
+
+impl<B: Backend> Deep<B> {
+    fn new(device: &B::Device) -> Self {
+        Self {
+            layers: (0..DEPTH)
+                .map(|_| LinearConfig::new(WIDTH, WIDTH).init(device))
+                .collect(),
+        }
+    }
+
+    fn loss(&self, x: Tensor<B, 2>) -> Tensor<B, 1> {
+        let mut h = x;
+        for layer in &self.layers {
+            h = relu(layer.forward(h));
+        }
+        h.powi_scalar(2).mean()
+    }
+}
+
+fn main() {
+    divan::main();
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    SgdMomentum,
+    Adam,
+}
+
+const RULES: &[Rule] = &[Rule::SgdMomentum, Rule::Adam];
+
+fn lrs() -> Vec<f64> {
+    (0..K).map(|k| 1e-3 * (k + 1) as f64).collect()
+}
+
+fn bench_group<R: UpdateRule>(bencher: divan::Bencher, mut optim: GroupOptimizer<R, Deep<GB>, GB>) {
+    let group: Batched<Deep<GB>> = Batched::init(K, &Default::default(), Deep::new).unwrap();
+    let x = Tensor::<GB, 2>::random([BATCH, WIDTH], Distribution::Default, &group.device());
+    let lrs = lrs();
+    bencher
+        .with_inputs(|| {
+            let loss = group.loss(x.clone());
+            let grads = GradientsParams::from_grads(loss.backward(), &*group);
+            (group.clone(), grads)
+        })
+        .bench_local_values(|(group, grads)| optim.step(lrs.clone(), group, grads).unwrap());
+}
+
+#[divan::bench(args = RULES)]
+fn group_fused(bencher: divan::Bencher, rule: Rule) {
+    match rule {
+        Rule::SgdMomentum => bench_group(
+            bencher,
+            SgdConfig::new()
+                .with_momentum(Some(MomentumConfig::new()))
+                .init(K)
+                .unwrap()
+                .with_fused_update(true),
+        ),
+        Rule::Adam => bench_group(
+            bencher,
+            AdamConfig::new().init(K).unwrap().with_fused_update(true),
+        ),
+    }
+}
+
+#[divan::bench(args = RULES)]
+fn group_per_parameter(bencher: divan::Bencher, rule: Rule) {
+    match rule {
+        Rule::SgdMomentum => bench_group(
+            bencher,
+            SgdConfig::new()
+                .with_momentum(Some(MomentumConfig::new()))
+                .init(K)
+                .unwrap()
+                .with_fused_update(false),
+        ),
+        Rule::Adam => bench_group(
+            bencher,
+            AdamConfig::new().init(K).unwrap().with_fused_update(false),
+        ),
+    }
+}
+
+fn bench_burn<O: Optimizer<Deep<RB>, RB>>(bencher: divan::Bencher, make: impl Fn() -> O) {
+    let device = Default::default();
+    let models: Vec<Deep<RB>> = (0..K).map(|_| Deep::new(&device)).collect();
+    let mut optims: Vec<O> = (0..K).map(|_| make()).collect();
+    let x = Tensor::<RB, 2>::random([BATCH, WIDTH], Distribution::Default, &device);
+    let lrs = lrs();
+    bencher
+        .with_inputs(|| {
+            models
+                .iter()
+                .map(|m| {
+                    let grads = GradientsParams::from_grads(m.loss(x.clone()).backward(), m);
+                    (m.clone(), grads)
+                })
+                .collect::<Vec<_>>()
+        })
+        .bench_local_values(|inputs| {
+            inputs
+                .into_iter()
+                .zip(optims.iter_mut())
+                .zip(&lrs)
+                .map(|(((model, grads), optim), &lr)| optim.step(lr, model, grads))
+                .collect::<Vec<_>>()
+        });
+}
+
+#[divan::bench(args = RULES)]
+fn burn_one_by_one(bencher: divan::Bencher, rule: Rule) {
+    match rule {
+        Rule::SgdMomentum => bench_burn(bencher, || {
+            burn::optim::SgdConfig::new()
+                .with_momentum(Some(burn::optim::momentum::MomentumConfig::new()))
+                .init()
+        }),
+        Rule::Adam => bench_burn(bencher, || burn::optim::AdamConfig::new().init()),
+    }
+}

@@ -872,3 +872,26 @@ fn retain_of_a_clone_leaves_the_original_group_untouched() {
         "retain on a clone changed the original group"
     );
 }
+
+/// A module built on a one-member device is an ordinary module: burn's recorders can save it.
+#[test]
+fn a_module_built_on_a_one_member_device_can_be_recorded() {
+    let one = VmapDevice::new(cpu(), 1);
+    let module: Linear<G> = LinearConfig::new(3, 2).init(&one);
+    let bin = BinFileRecorder::<FullPrecisionSettings>::new();
+    let path = temp_path("one-member-device");
+    let saved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        module.clone().save_file(path.clone(), &bin)
+    }));
+    assert!(
+        matches!(saved, Ok(Ok(()))),
+        "saving a module built on a one-member device failed"
+    );
+    let plain: Linear<NdArray> = LinearConfig::new(3, 2)
+        .init(&cpu())
+        .load_file(path, &bin, &cpu())
+        .unwrap();
+    let want = group_params(&module).remove(0);
+    let got = crate::parity::common::params(&plain);
+    assert!(snaps_equal(&got, &want));
+}

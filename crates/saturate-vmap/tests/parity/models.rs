@@ -167,6 +167,8 @@ fn cnn_classifier_per_member_data() {
 const VOCAB: usize = 12;
 const SEQ: usize = 6;
 const D_MODEL: usize = 8;
+/// The padding token (masked out of attention in the masked variant).
+const PAD: i64 = 0;
 
 #[derive(Module, Debug)]
 pub struct TextClassifier<B: Backend> {
@@ -188,20 +190,25 @@ impl<B: Backend> TextClassifier<B> {
         }
     }
 
-    fn forward(&self, tokens: Tensor<B, 2, burn::tensor::Int>) -> Tensor<B, 2> {
+    fn forward(&self, tokens: Tensor<B, 2, burn::tensor::Int>, masked: bool) -> Tensor<B, 2> {
         let [batch, seq] = tokens.dims();
         let device = tokens.device();
         let positions = Tensor::<B, 1, burn::tensor::Int>::arange(0..seq as i64, &device)
             .reshape([1, seq])
             .repeat_dim(0, batch);
+        let mask = tokens.clone().equal_elem(PAD);
         let x = self.tokens.forward(tokens) + self.positions.forward(positions);
-        let x = self.encoder.forward(TransformerEncoderInput::new(x));
+        let input = TransformerEncoderInput::new(x);
+        let input = if masked { input.mask_pad(mask) } else { input };
+        let x = self.encoder.forward(input);
         let pooled: Tensor<B, 2> = x.mean_dim(1).squeeze_dim(1);
         self.head.forward(pooled)
     }
 }
 
-pub struct TextCase;
+pub struct TextCase {
+    pub masked: bool,
+}
 
 impl Case for TextCase {
     type Model<B: Backend> = TextClassifier<B>;
@@ -215,11 +222,21 @@ impl Case for TextCase {
         CrossEntropyLossConfig::new()
             .with_smoothing(Some(0.05))
             .init(&f.device())
-            .forward(m.forward(f.int(0)), f.int(1))
+            .forward(m.forward(f.int(0), self.masked), f.int(1))
     }
 }
 
 #[test]
 fn transformer_classifier() {
-    parity(&TextCase, 220, DataMode::Shared);
+    parity(&TextCase { masked: false }, 220, DataMode::Shared);
+}
+
+#[test]
+fn transformer_classifier_padding_mask() {
+    parity(&TextCase { masked: true }, 221, DataMode::Shared);
+}
+
+#[test]
+fn transformer_classifier_padding_mask_per_member_data() {
+    parity(&TextCase { masked: true }, 222, DataMode::PerMember);
 }

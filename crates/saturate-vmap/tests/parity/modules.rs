@@ -26,7 +26,7 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use rand::rngs::StdRng;
 
-use super::common::{classes, parity, uniform, Case, DataMode, Feed};
+use super::common::{classes, parity, parity_with, uniform, Build, Case, DataMode, Feed, Opts};
 
 fn mse<B: Backend, const D: usize>(pred: Tensor<B, D>, target: Tensor<B, D>) -> Tensor<B, 1> {
     MseLoss::new().forward(pred, target, Reduction::Mean)
@@ -792,6 +792,7 @@ enum Loss {
     CrossEntropy,
     CrossEntropySmoothing,
     CrossEntropyWeights,
+    CrossEntropyPad,
     Mse,
     MseSum,
     BceLogits,
@@ -810,9 +811,10 @@ impl Case for LossCase {
     fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
         let x = uniform(rng, &[8, 5], -2.0, 2.0);
         let y = match self.0 {
-            Loss::CrossEntropy | Loss::CrossEntropySmoothing | Loss::CrossEntropyWeights => {
-                classes(rng, &[8], 4)
-            }
+            Loss::CrossEntropy
+            | Loss::CrossEntropySmoothing
+            | Loss::CrossEntropyWeights
+            | Loss::CrossEntropyPad => classes(rng, &[8], 4),
             Loss::BceLogits | Loss::BceProbs | Loss::BceSmoothing => classes(rng, &[8, 4], 2),
             Loss::Mse | Loss::MseSum | Loss::Huber => uniform(rng, &[8, 4], -1.0, 1.0),
         };
@@ -831,6 +833,10 @@ impl Case for LossCase {
                 .forward(out, f.int(1)),
             Loss::CrossEntropyWeights => CrossEntropyLossConfig::new()
                 .with_weights(Some(vec![1.0, 2.0, 0.5, 1.5]))
+                .init(&device)
+                .forward(out, f.int(1)),
+            Loss::CrossEntropyPad => CrossEntropyLossConfig::new()
+                .with_pad_tokens(Some(vec![0]))
                 .init(&device)
                 .forward(out, f.int(1)),
             Loss::Mse => MseLoss::new().forward(out, f.float(1), Reduction::Mean),
@@ -913,4 +919,155 @@ fn huber_loss() {
 #[test]
 fn huber_loss_per_member_data() {
     parity(&LossCase(Loss::Huber), 140, DataMode::PerMember);
+}
+
+#[test]
+fn cross_entropy_pad_tokens() {
+    parity(&LossCase(Loss::CrossEntropyPad), 141, DataMode::Shared);
+}
+
+#[test]
+fn cross_entropy_pad_tokens_per_member_data() {
+    parity(&LossCase(Loss::CrossEntropyPad), 142, DataMode::PerMember);
+}
+
+#[test]
+fn cross_entropy_label_smoothing_per_member_data() {
+    parity(
+        &LossCase(Loss::CrossEntropySmoothing),
+        143,
+        DataMode::PerMember,
+    );
+}
+
+#[test]
+fn binary_cross_entropy_per_member_data() {
+    parity(&LossCase(Loss::BceLogits), 144, DataMode::PerMember);
+    parity(&LossCase(Loss::BceProbs), 145, DataMode::PerMember);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-member data for the remaining modules
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn conv1d_per_member_data() {
+    let case = Conv1dCase {
+        cin: 4,
+        cout: 6,
+        kernel: 3,
+        stride: 2,
+        pad: 1,
+        dilation: 2,
+        groups: 2,
+        len: 11,
+    };
+    parity(&case, 150, DataMode::PerMember);
+}
+
+#[test]
+fn conv2d_stride_padding_dilation_per_member_data() {
+    let case = Conv2dCase {
+        channels: [3, 4],
+        kernel: [3, 2],
+        stride: [2, 1],
+        pad: [1, 2],
+        dilation: [1, 2],
+        groups: 1,
+        size: [7, 6],
+    };
+    parity(&case, 151, DataMode::PerMember);
+}
+
+#[test]
+fn conv_transpose2d_per_member_data() {
+    let case = ConvT2dCase {
+        channels: [4, 6],
+        stride: 2,
+        pad: 1,
+        pad_out: 1,
+        groups: 2,
+    };
+    parity(&case, 152, DataMode::PerMember);
+}
+
+#[test]
+fn avg_and_adaptive_pool2d_per_member_data() {
+    parity(&PoolCase(Pool::Avg), 153, DataMode::PerMember);
+    parity(&PoolCase(Pool::Adaptive), 154, DataMode::PerMember);
+}
+
+#[test]
+fn layer_norm_and_group_norm_per_member_data() {
+    parity(&LayerNormCase, 155, DataMode::PerMember);
+    parity(&ConvNormCase { group_norm: true }, 156, DataMode::PerMember);
+}
+
+#[test]
+fn gru_per_member_data() {
+    parity(&RnnCase { gru: true }, 157, DataMode::PerMember);
+}
+
+#[test]
+fn transformer_encoder_per_member_data() {
+    parity(&EncoderCase { norm_first: true }, 158, DataMode::PerMember);
+}
+
+#[test]
+fn activations_per_member_data() {
+    for (i, act) in ACTS.iter().enumerate() {
+        eprintln!("activation {act:?}");
+        parity(&ActCase(*act), 160 + i as u64, DataMode::PerMember);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Groups built with Batched::stack, and other group sizes
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn stacked_groups() {
+    let opts = Opts {
+        build: Build::Stack,
+        ..Opts::new(DataMode::Shared)
+    };
+    parity_with(&LinearCase, 180, opts);
+    parity_with(&ConvNormCase { group_norm: false }, 181, opts);
+    parity_with(&Conv2dCase::plain([4, 6], 2), 182, opts);
+    parity_with(
+        &RnnCase { gru: false },
+        183,
+        Opts {
+            mode: DataMode::PerMember,
+            ..opts
+        },
+    );
+}
+
+#[test]
+fn one_member_groups() {
+    for mode in [DataMode::Shared, DataMode::PerMember] {
+        let opts = Opts {
+            members: 1,
+            ..Opts::new(mode)
+        };
+        parity_with(&LinearCase, 190, opts);
+        parity_with(&Conv2dCase::plain([4, 6], 2), 191, opts);
+        parity_with(&ConvNormCase { group_norm: false }, 192, opts);
+        parity_with(&PoolCase(Pool::Max), 193, opts);
+        parity_with(&MhaCase, 194, opts);
+        parity_with(&EmbeddingCase, 195, opts);
+        parity_with(&LossCase(Loss::CrossEntropySmoothing), 196, opts);
+    }
+}
+
+#[test]
+fn three_member_groups() {
+    let opts = Opts {
+        members: 3,
+        ..Opts::new(DataMode::PerMember)
+    };
+    parity_with(&Conv2dCase::plain([3, 4], 1), 197, opts);
+    parity_with(&ConvNormCase { group_norm: false }, 198, opts);
+    parity_with(&RnnCase { gru: true }, 199, opts);
 }

@@ -2,16 +2,25 @@
 //! on `Autodiff<Vmap<NdArray>>` vs K separate models on `Autodiff<NdArray>` stepped one after
 //! another.
 //!
-//! Run: `cargo bench --bench training_step` (tables in docs/benchmarks.md).
+//! Run: `cargo bench --bench training_step` (tables in docs/benchmarks.md). The inner backend
+//! is NdArray unless a backend feature picks another: `--features flex`, `candle` or `cpu`
+//! (`openblas-system` / `blas-netlib` switch NdArray's matrix product to a BLAS).
 
 mod common;
 
-use burn::backend::{Autodiff, NdArray};
+use burn::backend::Autodiff;
 use burn::tensor::Tensor;
 use common::{Lr, Model, Net, batch, train_step};
 use saturate::vmap::{Batched, Vmap, per_member};
 
-type Inner = NdArray<f32, i64>;
+#[cfg(feature = "cpu")]
+type Inner = burn::backend::Cpu;
+#[cfg(all(feature = "candle", not(feature = "cpu")))]
+type Inner = burn::backend::Candle;
+#[cfg(all(feature = "flex", not(any(feature = "cpu", feature = "candle"))))]
+type Inner = burn::backend::Flex;
+#[cfg(not(any(feature = "cpu", feature = "candle", feature = "flex")))]
+type Inner = burn::backend::NdArray<f32, i64>;
 type Seq = Autodiff<Inner>;
 type Grouped = Autodiff<Vmap<Inner>>;
 
@@ -23,7 +32,9 @@ fn main() {
 
 fn sequential(bencher: divan::Bencher, model: Model, k: usize) {
     let device = Default::default();
-    let (x, y) = batch::<Seq>(model, &device);
+    let (x, y) = batch::<Inner>(model, &device);
+    let x = Tensor::from_data(x.into_data(), &device);
+    let y = Tensor::from_data(y.into_data(), &device);
     let mut nets: Vec<Net<Seq>> = (0..k).map(|_| Net::new(model, &device)).collect();
     let lrs: Vec<f64> = (0..k).map(|i| 0.01 * (i + 1) as f64).collect();
     bencher.bench_local(|| {
@@ -39,9 +50,9 @@ fn grouped(bencher: divan::Bencher, model: Model, k: usize) {
     let inner_device = Default::default();
     let group: Batched<Net<Grouped>> = Batched::init(k, &inner_device, |d| Net::new(model, d)).unwrap();
     let device = group.device();
-    let (x, y) = batch::<Grouped>(model, &device);
-    // The data batch is shared: make it unbatched by building it from data.
-    let x = Tensor::from_data(member0(x), &device);
+    // The data batch is shared by all members: built from data, it stays unbatched.
+    let (x, y) = batch::<Inner>(model, &inner_device);
+    let x = Tensor::from_data(x.into_data(), &device);
     let y = Tensor::from_data(y.into_data(), &device);
     let lrs: Vec<f64> = (0..k).map(|i| 0.01 * (i + 1) as f64).collect();
     let lr = per_member::<Vmap<Inner>>(&lrs, &device).unwrap();
@@ -50,10 +61,6 @@ fn grouped(bencher: divan::Bencher, model: Model, k: usize) {
         let stepped = train_step(net.take().unwrap(), x.clone(), y.clone(), Lr::PerMember(lr.clone()));
         net = Some(stepped);
     });
-}
-
-fn member0(x: Tensor<Grouped, 2>) -> burn::tensor::TensorData {
-    saturate::vmap::member_data(x).swap_remove(0)
 }
 
 #[divan::bench(args = KS)]

@@ -286,6 +286,9 @@ pub trait Feed<B: Backend> {
     fn float<const D: usize>(&self, slot: usize) -> Tensor<B, D>;
     /// Int input `slot`.
     fn int<const D: usize>(&self, slot: usize) -> Tensor<B, D, Int>;
+    /// A per-member hyperparameter (`values[k]` for member k) of logical shape `[1]`: built
+    /// with `per_member` in the group, the member's own number alone in a reference run.
+    fn hyper(&self, values: &[f64]) -> Tensor<B, 1>;
 }
 
 /// Member `member`'s data on an ordinary backend.
@@ -304,6 +307,10 @@ impl<B: Backend> Feed<B> for MemberFeed<'_, B> {
     }
     fn int<const D: usize>(&self, slot: usize) -> Tensor<B, D, Int> {
         Tensor::from_data(self.slots[slot].of(self.member), &self.device)
+    }
+    fn hyper(&self, values: &[f64]) -> Tensor<B, 1> {
+        let data = TensorData::new(vec![values[self.member] as f32], [1]);
+        Tensor::from_data(data, &self.device)
     }
 }
 
@@ -357,6 +364,9 @@ impl<B: VmapBackend> Feed<B> for GroupFeed<'_, B> {
                 Tensor::from_primitive(B::int_from_vmap(vmap))
             }
         }
+    }
+    fn hyper(&self, values: &[f64]) -> Tensor<B, 1> {
+        per_member::<B>(&values[..self.device.members], &self.device).expect("per-member value")
     }
 }
 

@@ -1,0 +1,516 @@
+//! Parity beyond the list: more burn-nn modules (3-d / 1-d convolutions and transposed
+//! convolutions, 1-d pooling, instance / RMS norm, bidirectional RNNs, interpolation, deformable
+//! convolution, SwiGLU, unfold, positional encoding, causal attention) and per-member
+//! hyperparameters used inside the forward pass (softmax temperature, loss weight).
+
+use burn::module::Module;
+use burn::nn::attention::{
+    generate_autoregressive_mask, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig,
+};
+use burn::nn::conv::{
+    Conv1d, Conv1dConfig, Conv2d, Conv2dConfig, Conv3d, Conv3dConfig, ConvTranspose1d,
+    ConvTranspose1dConfig, ConvTranspose3d, ConvTranspose3dConfig, DeformConv2d,
+    DeformConv2dConfig,
+};
+use burn::nn::interpolate::{
+    Interpolate1d, Interpolate1dConfig, Interpolate2d, Interpolate2dConfig, InterpolateMode,
+};
+use burn::nn::loss::{CrossEntropyLossConfig, MseLoss, Reduction};
+use burn::nn::pool::{
+    AdaptiveAvgPool1d, AdaptiveAvgPool1dConfig, AvgPool1d, AvgPool1dConfig, MaxPool1d,
+    MaxPool1dConfig,
+};
+use burn::nn::{
+    BiGru, BiGruConfig, BiLstm, BiLstmConfig, InstanceNorm, InstanceNormConfig, Linear,
+    LinearConfig, PaddingConfig1d, PaddingConfig2d, PaddingConfig3d, PositionalEncoding,
+    PositionalEncodingConfig, RmsNorm, RmsNormConfig, SwiGlu, SwiGluConfig, Unfold4d,
+    Unfold4dConfig,
+};
+use burn::tensor::activation;
+use burn::tensor::backend::Backend;
+use burn::tensor::{Tensor, TensorData};
+use rand::rngs::StdRng;
+
+use super::common::{classes, parity, uniform, Case, DataMode, Feed};
+
+fn mse<B: Backend, const D: usize>(pred: Tensor<B, D>, target: Tensor<B, D>) -> Tensor<B, 1> {
+    MseLoss::new().forward(pred, target, Reduction::Mean)
+}
+
+fn both(case: &impl CaseBoth, seed: u64) {
+    case.run(seed);
+}
+
+/// Runs a case with shared and with per-member data.
+trait CaseBoth {
+    fn run(&self, seed: u64);
+}
+
+impl<C: Case> CaseBoth for C
+where
+    C::Model<super::common::G>: burn::module::AutodiffModule<super::common::G>,
+    C::Model<super::common::R>: burn::module::AutodiffModule<super::common::R>,
+{
+    fn run(&self, seed: u64) {
+        parity(self, seed, DataMode::Shared);
+        parity(self, seed + 1000, DataMode::PerMember);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conv3d, ConvTranspose1d, ConvTranspose3d
+// ---------------------------------------------------------------------------------------------
+
+struct Conv3dCase;
+
+impl Case for Conv3dCase {
+    type Model<B: Backend> = Conv3d<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> Conv3d<B> {
+        Conv3dConfig::new([2, 3], [2, 2, 2])
+            .with_stride([1, 2, 1])
+            .with_padding(PaddingConfig3d::Explicit(1, 0, 1))
+            .init(device)
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        // D: (4 + 2 - 2) + 1 = 5, H: (5 - 2) / 2 + 1 = 2, W: (4 + 2 - 2) + 1 = 5
+        vec![
+            uniform(rng, &[2, 2, 4, 5, 4], -1.0, 1.0),
+            uniform(rng, &[2, 3, 5, 2, 5], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &Conv3d<B>, f: &F) -> Tensor<B, 1> {
+        mse(m.forward(f.float::<5>(0)), f.float(1))
+    }
+}
+
+#[test]
+fn conv3d() {
+    both(&Conv3dCase, 400);
+}
+
+struct ConvT1dCase {
+    groups: usize,
+}
+
+impl Case for ConvT1dCase {
+    type Model<B: Backend> = ConvTranspose1d<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> ConvTranspose1d<B> {
+        ConvTranspose1dConfig::new([4, 6], 3)
+            .with_stride(2)
+            .with_padding(1)
+            .with_padding_out(1)
+            .with_groups(self.groups)
+            .init(device)
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        // (5 - 1) * 2 - 2 + 2 + 1 + 1 = 10
+        vec![
+            uniform(rng, &[2, 4, 5], -1.0, 1.0),
+            uniform(rng, &[2, 6, 10], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &ConvTranspose1d<B>, f: &F) -> Tensor<B, 1> {
+        mse(m.forward(f.float::<3>(0)), f.float(1))
+    }
+}
+
+#[test]
+fn conv_transpose1d() {
+    both(&ConvT1dCase { groups: 1 }, 401);
+    both(&ConvT1dCase { groups: 2 }, 402);
+}
+
+struct ConvT3dCase;
+
+impl Case for ConvT3dCase {
+    type Model<B: Backend> = ConvTranspose3d<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> ConvTranspose3d<B> {
+        ConvTranspose3dConfig::new([2, 2], [2, 2, 2])
+            .with_stride([2, 2, 2])
+            .init(device)
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        vec![
+            uniform(rng, &[2, 2, 2, 3, 2], -1.0, 1.0),
+            uniform(rng, &[2, 2, 4, 6, 4], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &ConvTranspose3d<B>, f: &F) -> Tensor<B, 1> {
+        mse(m.forward(f.float::<5>(0)), f.float(1))
+    }
+}
+
+#[test]
+fn conv_transpose3d() {
+    both(&ConvT3dCase, 403);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1-d pooling and interpolation after a Conv1d
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Module, Debug)]
+struct Conv1dHead<B: Backend> {
+    conv: Conv1d<B>,
+    max: MaxPool1d,
+    avg: AvgPool1d,
+    adaptive: AdaptiveAvgPool1d,
+    interpolate: Interpolate1d,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Head1d {
+    Max,
+    Avg,
+    Adaptive,
+    Interpolate,
+}
+
+struct Pool1dCase(Head1d);
+
+impl Case for Pool1dCase {
+    type Model<B: Backend> = Conv1dHead<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> Conv1dHead<B> {
+        Conv1dHead {
+            conv: Conv1dConfig::new(2, 3, 3)
+                .with_padding(PaddingConfig1d::Explicit(1, 1))
+                .init(device),
+            max: MaxPool1dConfig::new(2).init(),
+            avg: AvgPool1dConfig::new(3)
+                .with_stride(2)
+                .with_padding(PaddingConfig1d::Explicit(1, 1))
+                .init(),
+            adaptive: AdaptiveAvgPool1dConfig::new(3).init(),
+            // Nearest: NdArray has no backward for linear interpolation.
+            interpolate: Interpolate1dConfig::new()
+                .with_output_size(Some(13))
+                .with_mode(InterpolateMode::Nearest)
+                .init(),
+        }
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        let out = match self.0 {
+            Head1d::Max | Head1d::Avg => 4,
+            Head1d::Adaptive => 3,
+            Head1d::Interpolate => 13,
+        };
+        vec![
+            uniform(rng, &[2, 2, 8], -1.0, 1.0),
+            uniform(rng, &[2, 3, out], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &Conv1dHead<B>, f: &F) -> Tensor<B, 1> {
+        let x = m.conv.forward(f.float::<3>(0));
+        let y = match self.0 {
+            Head1d::Max => m.max.forward(x),
+            Head1d::Avg => m.avg.forward(x),
+            Head1d::Adaptive => m.adaptive.forward(x),
+            Head1d::Interpolate => m.interpolate.forward(x),
+        };
+        mse(y, f.float(1))
+    }
+}
+
+#[test]
+fn pool1d_and_interpolate1d() {
+    for (i, head) in [
+        Head1d::Max,
+        Head1d::Avg,
+        Head1d::Adaptive,
+        Head1d::Interpolate,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        eprintln!("1-d head {head:?}");
+        both(&Pool1dCase(head), 410 + i as u64);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conv2d + interpolate2d / instance norm / unfold / deformable conv
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Module, Debug)]
+struct Conv2dHead<B: Backend> {
+    conv: Conv2d<B>,
+    interpolate: Interpolate2d,
+    instance: InstanceNorm<B>,
+    unfold: Unfold4d,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Head2d {
+    Interpolate(u8),
+    InstanceNorm,
+    Unfold,
+}
+
+struct Conv2dHeadCase(Head2d);
+
+impl Case for Conv2dHeadCase {
+    type Model<B: Backend> = Conv2dHead<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> Conv2dHead<B> {
+        let mode = match self.0 {
+            Head2d::Interpolate(1) => InterpolateMode::Linear,
+            Head2d::Interpolate(2) => InterpolateMode::Cubic,
+            _ => InterpolateMode::Nearest,
+        };
+        Conv2dHead {
+            conv: Conv2dConfig::new([2, 4], [3, 3])
+                .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
+                .init(device),
+            interpolate: Interpolate2dConfig::new()
+                .with_output_size(Some([7, 9]))
+                .with_mode(mode)
+                .init(),
+            instance: InstanceNormConfig::new(4).init(device),
+            unfold: Unfold4dConfig::new([2, 2]).with_stride([2, 1]).init(),
+        }
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        let target: Vec<usize> = match self.0 {
+            Head2d::Interpolate(_) => vec![2, 4, 7, 9],
+            Head2d::InstanceNorm => vec![2, 4, 5, 5],
+            // [N, C * 2 * 2, ((5 - 2) / 2 + 1) * (5 - 2 + 1)]
+            Head2d::Unfold => vec![2, 16, 8],
+        };
+        vec![
+            uniform(rng, &[2, 2, 5, 5], -1.0, 1.0),
+            uniform(rng, &target, -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &Conv2dHead<B>, f: &F) -> Tensor<B, 1> {
+        let x = m.conv.forward(f.float::<4>(0));
+        match self.0 {
+            // NdArray has no backward for bilinear / bicubic interpolation: those resize the
+            // input (no gradient through the interpolation), then the conv and a nearest resize.
+            Head2d::Interpolate(0) => mse(m.interpolate.forward(x), f.float(1)),
+            Head2d::Interpolate(_) => {
+                let x = m.interpolate.forward(f.float::<4>(0));
+                let y = m.conv.forward(x);
+                let y = Interpolate2dConfig::new()
+                    .with_output_size(Some([7, 9]))
+                    .init()
+                    .forward(y);
+                mse(y, f.float(1))
+            }
+            Head2d::InstanceNorm => mse(m.instance.forward(x), f.float(1)),
+            Head2d::Unfold => mse(m.unfold.forward(x), f.float(1)),
+        }
+    }
+}
+
+#[test]
+fn interpolate2d_nearest_linear_cubic() {
+    for mode in 0..3u8 {
+        eprintln!("interpolate mode {mode}");
+        both(
+            &Conv2dHeadCase(Head2d::Interpolate(mode)),
+            420 + mode as u64,
+        );
+    }
+}
+
+#[test]
+fn instance_norm() {
+    both(&Conv2dHeadCase(Head2d::InstanceNorm), 425);
+}
+
+#[test]
+fn unfold4d() {
+    both(&Conv2dHeadCase(Head2d::Unfold), 426);
+}
+
+struct DeformCase;
+
+impl Case for DeformCase {
+    type Model<B: Backend> = DeformConv2d<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> DeformConv2d<B> {
+        DeformConv2dConfig::new([2, 3], [3, 3])
+            .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
+            .init(device)
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        vec![
+            uniform(rng, &[2, 2, 5, 5], -1.0, 1.0),
+            uniform(rng, &[2, 18, 5, 5], -0.7, 0.7),
+            uniform(rng, &[2, 9, 5, 5], 0.0, 1.0),
+            uniform(rng, &[2, 3, 5, 5], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &DeformConv2d<B>, f: &F) -> Tensor<B, 1> {
+        let y = m.forward(f.float(0), f.float(1), Some(f.float(2)));
+        mse(y, f.float(3))
+    }
+}
+
+#[test]
+fn deform_conv2d() {
+    both(&DeformCase, 430);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linear + RMS norm / SwiGLU; bidirectional RNNs; positional encoding; causal attention
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Module, Debug)]
+struct Dense<B: Backend> {
+    linear: Linear<B>,
+    rms: RmsNorm<B>,
+    swiglu: SwiGlu<B>,
+}
+
+struct DenseCase {
+    swiglu: bool,
+}
+
+impl Case for DenseCase {
+    type Model<B: Backend> = Dense<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> Dense<B> {
+        Dense {
+            linear: LinearConfig::new(4, 6).init(device),
+            rms: RmsNormConfig::new(6).init(device),
+            swiglu: SwiGluConfig::new(6, 5).with_bias(true).init(device),
+        }
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        let out = if self.swiglu { 5 } else { 6 };
+        vec![
+            uniform(rng, &[3, 4, 4], -1.0, 1.0),
+            uniform(rng, &[3, 4, out], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &Dense<B>, f: &F) -> Tensor<B, 1> {
+        let x = m.rms.forward(m.linear.forward(f.float::<3>(0)));
+        if self.swiglu {
+            mse(m.swiglu.forward(x), f.float(1))
+        } else {
+            mse(x, f.float(1))
+        }
+    }
+}
+
+#[test]
+fn rms_norm_and_swiglu() {
+    both(&DenseCase { swiglu: false }, 440);
+    both(&DenseCase { swiglu: true }, 441);
+}
+
+#[derive(Module, Debug)]
+struct BiRnn<B: Backend> {
+    lstm: BiLstm<B>,
+    gru: BiGru<B>,
+}
+
+struct BiRnnCase {
+    gru: bool,
+}
+
+impl Case for BiRnnCase {
+    type Model<B: Backend> = BiRnn<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> BiRnn<B> {
+        BiRnn {
+            lstm: BiLstmConfig::new(3, 4, true).init(device),
+            gru: BiGruConfig::new(3, 4, true).init(device),
+        }
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        vec![
+            uniform(rng, &[2, 5, 3], -1.0, 1.0),
+            uniform(rng, &[2, 5, 8], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &BiRnn<B>, f: &F) -> Tensor<B, 1> {
+        let x = f.float::<3>(0);
+        let y = if self.gru {
+            m.gru.forward(x, None).0
+        } else {
+            m.lstm.forward(x, None).0
+        };
+        mse(y, f.float(1))
+    }
+}
+
+#[test]
+fn bidirectional_lstm_and_gru() {
+    both(&BiRnnCase { gru: false }, 450);
+    both(&BiRnnCase { gru: true }, 451);
+}
+
+#[derive(Module, Debug)]
+struct Attn<B: Backend> {
+    positions: PositionalEncoding<B>,
+    mha: MultiHeadAttention<B>,
+}
+
+struct CausalCase;
+
+impl Case for CausalCase {
+    type Model<B: Backend> = Attn<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> Attn<B> {
+        Attn {
+            positions: PositionalEncodingConfig::new(8)
+                .with_max_sequence_size(16)
+                .init(device),
+            mha: MultiHeadAttentionConfig::new(8, 2)
+                .with_dropout(0.0)
+                .init(device),
+        }
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        vec![
+            uniform(rng, &[2, 6, 8], -1.0, 1.0),
+            uniform(rng, &[2, 6, 8], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &Attn<B>, f: &F) -> Tensor<B, 1> {
+        let x = m.positions.forward(f.float::<3>(0));
+        let mask = generate_autoregressive_mask::<B>(2, 6, &f.device());
+        let out = m.mha.forward(MhaInput::self_attn(x).mask_attn(mask));
+        mse(out.context, f.float(1))
+    }
+}
+
+#[test]
+fn positional_encoding_and_causal_attention() {
+    both(&CausalCase, 460);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-member hyperparameters inside forward: softmax temperature and loss weight, each a
+// batched `[1]` tensor from `per_member` in the group and the member's number alone.
+// ---------------------------------------------------------------------------------------------
+
+const TEMPERATURES: [f64; 4] = [1.0, 0.5, 2.0, 4.0];
+const LOSS_WEIGHTS: [f64; 4] = [1.0, 0.25, 2.0, 0.5];
+
+struct HyperCase;
+
+impl Case for HyperCase {
+    type Model<B: Backend> = Linear<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> Linear<B> {
+        LinearConfig::new(5, 4).init(device)
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        vec![uniform(rng, &[8, 5], -2.0, 2.0), classes(rng, &[8], 4)]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &Linear<B>, f: &F) -> Tensor<B, 1> {
+        let temperature: Tensor<B, 2> = f.hyper(&TEMPERATURES).reshape([1, 1]);
+        let logits = m.forward(f.float(0)) / temperature;
+        // Softmax with temperature, through an explicit log-softmax + NLL (gather).
+        let logp = activation::log_softmax(logits.clone(), 1);
+        let targets = f.int::<1>(1);
+        let [n] = targets.dims();
+        let nll = logp.gather(1, targets.clone().reshape([n, 1])).neg().mean();
+        let ce = CrossEntropyLossConfig::new()
+            .init(&f.device())
+            .forward(logits, targets);
+        (nll + ce) * f.hyper(&LOSS_WEIGHTS)
+    }
+}
+
+#[test]
+fn per_member_temperature_and_loss_weight() {
+    both(&HyperCase, 470);
+}

@@ -106,24 +106,216 @@ impl ParzenEstimator {
     }
 
     /// log of the mixture density at each sample.
+    ///
+    /// Kernels whose contribution is provably below `e^-40` of the largest one are
+    /// skipped: each kernel first gets an upper bound (exact for continuous and
+    /// categorical parameters, a bound on the Gaussian mass for stepped ones), and only
+    /// kernels whose bound is within 40 nats of the best exact value are evaluated.
     pub(crate) fn log_pdf(&self, samples: &[Vec<f64>]) -> Vec<f64> {
+        const NEGLIGIBLE: f64 = 40.0;
         let n_kernels = self.weights.len();
+        let prepared: Vec<Prepared> = self.dims.iter().map(Prepared::new).collect();
         let log_weights: Vec<f64> = self.weights.iter().map(|w| w.ln()).collect();
-        // Per-kernel normalisation terms do not depend on the sample: compute them once.
-        let log_masses: Vec<Vec<f64>> = self.dims.iter().map(kernel_log_masses).collect();
-        let mut per_kernel = vec![0.0; n_kernels];
+        let mut bound = vec![0.0; n_kernels];
+        let mut order: Vec<usize> = (0..n_kernels).collect();
         samples
             .iter()
             .map(|x| {
-                per_kernel.copy_from_slice(&log_weights);
-                for ((dim, x), masses) in self.dims.iter().zip(x).zip(&log_masses) {
-                    add_log_density(dim, *x, masses, &mut per_kernel);
+                bound.copy_from_slice(&log_weights);
+                let mut any_discrete = false;
+                for (dim, x) in prepared.iter().zip(x) {
+                    any_discrete |= dim.add_bound(*x, &mut bound);
                 }
-                let max = per_kernel.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let max = if max == f64::NEG_INFINITY { 0.0 } else { max };
-                per_kernel.iter().map(|v| (v - max).exp()).sum::<f64>().ln() + max
+                if !any_discrete {
+                    return log_sum_exp(&bound, NEGLIGIBLE);
+                }
+                // Exact values, best bounds first; stop once the bounds are negligible.
+                order.sort_unstable_by(|a, b| bound[*b].total_cmp(&bound[*a]));
+                let mut exact = Vec::new();
+                let mut best = f64::NEG_INFINITY;
+                for &k in &order {
+                    if bound[k] < best - NEGLIGIBLE {
+                        break;
+                    }
+                    let mut value = bound[k];
+                    for (dim, x) in prepared.iter().zip(x) {
+                        value += dim.discrete_correction(*x, k);
+                    }
+                    best = best.max(value);
+                    exact.push(value);
+                }
+                log_sum_exp(&exact, NEGLIGIBLE)
             })
             .collect()
+    }
+}
+
+/// log Σ exp(v), ignoring terms more than `negligible` below the largest.
+fn log_sum_exp(values: &[f64], negligible: f64) -> f64 {
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if max == f64::NEG_INFINITY {
+        return max;
+    }
+    let sum: f64 = values
+        .iter()
+        .filter(|v| **v >= max - negligible)
+        .map(|v| (v - max).exp())
+        .sum();
+    sum.ln() + max
+}
+
+const LOG_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
+
+/// Per-kernel constants of one dimension, computed once per `log_pdf` call.
+enum Prepared<'a> {
+    Categorical(Vec<Vec<f64>>),
+    Continuous {
+        mus: &'a [f64],
+        inv_sigmas: Vec<f64>,
+        /// −log(√(2π)·σ) − log(mass of the truncation range).
+        offsets: Vec<f64>,
+        log: bool,
+    },
+    Discrete {
+        mus: &'a [f64],
+        sigmas: &'a [f64],
+        /// log(mass of the widened range) per kernel.
+        log_masses: Vec<f64>,
+        step: f64,
+        log: bool,
+    },
+}
+
+impl<'a> Prepared<'a> {
+    fn new(dim: &'a Kernels) -> Self {
+        match dim {
+            Kernels::Categorical { probabilities } => Prepared::Categorical(
+                probabilities
+                    .iter()
+                    .map(|row| row.iter().map(|p| p.ln()).collect())
+                    .collect(),
+            ),
+            Kernels::Numerical {
+                mus,
+                sigmas,
+                low,
+                high,
+                log,
+                grid,
+            } => {
+                let log_masses: Vec<f64> = mus
+                    .iter()
+                    .zip(sigmas)
+                    .map(|(mu, sigma)| {
+                        truncnorm::log_gauss_mass((low - mu) / sigma, (high - mu) / sigma)
+                    })
+                    .collect();
+                match grid {
+                    None => Prepared::Continuous {
+                        mus,
+                        inv_sigmas: sigmas.iter().map(|s| 1.0 / s).collect(),
+                        offsets: sigmas
+                            .iter()
+                            .zip(&log_masses)
+                            .map(|(s, m)| -LOG_SQRT_2PI - s.ln() - m)
+                            .collect(),
+                        log: *log,
+                    },
+                    Some((_, _, step)) => Prepared::Discrete {
+                        mus,
+                        sigmas,
+                        log_masses,
+                        step: *step,
+                        log: *log,
+                    },
+                }
+            }
+        }
+    }
+
+    fn interval(step: f64, log: bool, x: f64) -> (f64, f64) {
+        let (a, b) = (x - step / 2.0, x + step / 2.0);
+        if log {
+            (a.ln(), b.ln())
+        } else {
+            (a, b)
+        }
+    }
+
+    /// Adds each kernel's log-density (an upper bound for discrete dimensions); returns
+    /// whether it added bounds that [`Prepared::discrete_correction`] must tighten.
+    fn add_bound(&self, x: f64, out: &mut [f64]) -> bool {
+        match self {
+            Prepared::Categorical(log_p) => {
+                for (o, row) in out.iter_mut().zip(log_p) {
+                    *o += row[x as usize];
+                }
+                false
+            }
+            Prepared::Continuous {
+                mus,
+                inv_sigmas,
+                offsets,
+                log,
+            } => {
+                let x = if *log { x.ln() } else { x };
+                for (((o, mu), inv), offset) in
+                    out.iter_mut().zip(*mus).zip(inv_sigmas).zip(offsets)
+                {
+                    let z = (x - mu) * inv;
+                    *o += offset - 0.5 * z * z;
+                }
+                false
+            }
+            Prepared::Discrete {
+                mus,
+                sigmas,
+                log_masses,
+                step,
+                log,
+            } => {
+                let (a, b) = Self::interval(*step, *log, x);
+                for (((o, mu), sigma), mass) in
+                    out.iter_mut().zip(*mus).zip(*sigmas).zip(log_masses)
+                {
+                    // mass over [a, b] <= min(1, (b − a)/σ · φ(nearest z)).
+                    let (za, zb) = ((a - mu) / sigma, (b - mu) / sigma);
+                    let nearest = if za <= 0.0 && zb >= 0.0 {
+                        0.0
+                    } else {
+                        za.abs().min(zb.abs())
+                    };
+                    let bound = ((zb - za).ln() - LOG_SQRT_2PI - 0.5 * nearest * nearest).min(0.0);
+                    *o += bound - mass;
+                }
+                true
+            }
+        }
+    }
+
+    /// Exact minus bound for kernel `k` (0 for non-discrete dimensions).
+    fn discrete_correction(&self, x: f64, k: usize) -> f64 {
+        match self {
+            Prepared::Discrete {
+                mus,
+                sigmas,
+                step,
+                log,
+                ..
+            } => {
+                let (a, b) = Self::interval(*step, *log, x);
+                let (mu, sigma) = (mus[k], sigmas[k]);
+                let (za, zb) = ((a - mu) / sigma, (b - mu) / sigma);
+                let nearest = if za <= 0.0 && zb >= 0.0 {
+                    0.0
+                } else {
+                    za.abs().min(zb.abs())
+                };
+                let bound = ((zb - za).ln() - LOG_SQRT_2PI - 0.5 * nearest * nearest).min(0.0);
+                truncnorm::log_gauss_mass(za, zb) - bound
+            }
+            _ => 0.0,
+        }
     }
 }
 
@@ -259,61 +451,6 @@ fn sample_kernel(dim: &Kernels, k: usize, rng: &mut impl Rng) -> f64 {
     }
 }
 
-fn kernel_log_masses(dim: &Kernels) -> Vec<f64> {
-    match dim {
-        Kernels::Categorical { .. } => Vec::new(),
-        Kernels::Numerical {
-            mus,
-            sigmas,
-            low,
-            high,
-            ..
-        } => mus
-            .iter()
-            .zip(sigmas)
-            .map(|(mu, sigma)| truncnorm::log_gauss_mass((low - mu) / sigma, (high - mu) / sigma))
-            .collect(),
-    }
-}
-
-fn add_log_density(dim: &Kernels, x: f64, log_masses: &[f64], out: &mut [f64]) {
-    const LOG_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
-    match dim {
-        Kernels::Categorical { probabilities } => {
-            for (o, row) in out.iter_mut().zip(probabilities) {
-                *o += row[x as usize].ln();
-            }
-        }
-        Kernels::Numerical {
-            mus,
-            sigmas,
-            log,
-            grid,
-            ..
-        } => match grid {
-            None => {
-                let x = if *log { x.ln() } else { x };
-                for (((o, mu), sigma), mass) in out.iter_mut().zip(mus).zip(sigmas).zip(log_masses)
-                {
-                    let z = (x - mu) / sigma;
-                    *o += -0.5 * z * z - LOG_SQRT_2PI - mass - sigma.ln();
-                }
-            }
-            Some((_, _, step)) => {
-                let (mut a, mut b) = (x - step / 2.0, x + step / 2.0);
-                if *log {
-                    a = a.ln();
-                    b = b.ln();
-                }
-                for (((o, mu), sigma), mass) in out.iter_mut().zip(mus).zip(sigmas).zip(log_masses)
-                {
-                    *o += truncnorm::log_gauss_mass((a - mu) / sigma, (b - mu) / sigma) - mass;
-                }
-            }
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,6 +464,118 @@ mod tests {
         assert!((w[2] - (1.0 / 30.0 + (1.0 - 1.0 / 30.0) * 0.5)).abs() < 1e-15);
         assert_eq!(w[4], 1.0);
         assert_eq!(w.len(), 30);
+    }
+
+    /// The density without any skipping, straight from the definition.
+    fn naive_log_pdf(estimator: &ParzenEstimator, x: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for (k, w) in estimator.weights.iter().enumerate() {
+            let mut log_p = w.ln();
+            for (dim, x) in estimator.dims.iter().zip(x) {
+                log_p += match dim {
+                    Kernels::Categorical { probabilities } => probabilities[k][*x as usize].ln(),
+                    Kernels::Numerical {
+                        mus,
+                        sigmas,
+                        low,
+                        high,
+                        log,
+                        grid,
+                    } => {
+                        let (mu, sigma) = (mus[k], sigmas[k]);
+                        let mass =
+                            truncnorm::log_gauss_mass((low - mu) / sigma, (high - mu) / sigma);
+                        match grid {
+                            None => {
+                                let x = if *log { x.ln() } else { *x };
+                                let z = (x - mu) / sigma;
+                                -0.5 * z * z - LOG_SQRT_2PI - sigma.ln() - mass
+                            }
+                            Some((_, _, step)) => {
+                                let (a, b) = Prepared::interval(*step, *log, *x);
+                                truncnorm::log_gauss_mass((a - mu) / sigma, (b - mu) / sigma) - mass
+                            }
+                        }
+                    }
+                };
+            }
+            total += log_p.exp();
+        }
+        total.ln()
+    }
+
+    #[test]
+    fn skipping_negligible_kernels_keeps_the_density() {
+        use crate::distributions::*;
+        use rand::SeedableRng;
+        let space: SearchSpace = [
+            (
+                "a".to_string(),
+                Distribution::Float(FloatDistribution::new(-5.0, 5.0, false, None).unwrap()),
+            ),
+            (
+                "b".to_string(),
+                Distribution::Float(FloatDistribution::new(1e-4, 1.0, true, None).unwrap()),
+            ),
+            (
+                "c".to_string(),
+                Distribution::Int(IntDistribution::new(1, 64, false, 1).unwrap()),
+            ),
+            (
+                "d".to_string(),
+                Distribution::Int(IntDistribution::new(1, 1000, true, 1).unwrap()),
+            ),
+            (
+                "e".to_string(),
+                Distribution::Categorical(
+                    CategoricalDistribution::new(vec!["x".into(), "y".into(), "z".into()]).unwrap(),
+                ),
+            ),
+        ]
+        .into();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+        let n = 300;
+        let observations: Vec<Vec<f64>> = space
+            .values()
+            .map(|d| {
+                (0..n)
+                    .map(|_| crate::samplers::base::sample_uniform(&mut rng, d))
+                    .collect()
+            })
+            .collect();
+        for multivariate in [false, true] {
+            let settings = ParzenSettings {
+                prior_weight: 1.0,
+                consider_magic_clip: true,
+                consider_endpoints: false,
+                multivariate,
+            };
+            // One dimension at a time (univariate TPE) and all together (multivariate).
+            let spaces: Vec<SearchSpace> = if multivariate {
+                vec![space.clone()]
+            } else {
+                space
+                    .iter()
+                    .map(|(k, d)| [(k.clone(), d.clone())].into())
+                    .collect()
+            };
+            for (i, sub) in spaces.iter().enumerate() {
+                let obs: Vec<Vec<f64>> = if multivariate {
+                    observations.clone()
+                } else {
+                    vec![observations[i].clone()]
+                };
+                let estimator = ParzenEstimator::new(&obs, sub, settings, None);
+                let samples = estimator.sample(&mut rng, 50);
+                for (fast, x) in estimator.log_pdf(&samples).iter().zip(&samples) {
+                    let slow = naive_log_pdf(&estimator, x);
+                    assert!(
+                        (fast - slow).abs() < 1e-9 * slow.abs().max(1.0),
+                        "{fast} vs {slow}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

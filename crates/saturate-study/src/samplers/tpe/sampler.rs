@@ -184,33 +184,29 @@ impl TpeSampler {
             .len())
     }
 
-    /// A trial's parameters in the internal representation, including the relative
-    /// parameters a RUNNING trial published.
-    fn params_of(&self, trial: &FrozenTrial) -> BTreeMap<String, f64> {
-        let mut params: BTreeMap<String, f64> = trial
-            .params
-            .iter()
-            .map(|(k, p)| (k.clone(), p.internal))
-            .collect();
-        if trial.state == TrialState::Running && self.settings.multivariate {
-            let mut text = String::new();
-            let mut i = 0;
-            while let Some(Value::String(chunk)) = trial
-                .system_attrs
-                .get(&format!("{RELATIVE_PARAMS_KEY}:{i}"))
-            {
-                text.push_str(chunk);
-                i += 1;
-            }
-            if let Ok(Value::Object(published)) = serde_json::from_str::<Value>(&text) {
-                for (k, v) in published {
-                    if let Some(x) = v.as_f64() {
-                        params.entry(k).or_insert(x);
-                    }
-                }
-            }
+    /// The relative parameters a RUNNING trial published (constant liar, multivariate).
+    fn published_params(&self, trial: &FrozenTrial) -> Option<BTreeMap<String, f64>> {
+        if trial.state != TrialState::Running || !self.settings.multivariate {
+            return None;
         }
-        params
+        let mut text = String::new();
+        let mut i = 0;
+        while let Some(Value::String(chunk)) = trial
+            .system_attrs
+            .get(&format!("{RELATIVE_PARAMS_KEY}:{i}"))
+        {
+            text.push_str(chunk);
+            i += 1;
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(published)) => Some(
+                published
+                    .into_iter()
+                    .filter_map(|(k, v)| v.as_f64().map(|x| (k, x)))
+                    .collect(),
+            ),
+            _ => None,
+        }
     }
 
     fn sample(
@@ -244,11 +240,16 @@ impl TpeSampler {
             let mut observations = vec![Vec::new(); space.len()];
             let mut kept_weights = Vec::new();
             for (i, t) in group.iter().enumerate() {
-                let params = this.params_of(t);
-                if space.keys().all(|k| params.contains_key(k)) {
+                let published = this.published_params(t);
+                let lookup = |k: &str| {
+                    t.params
+                        .get(k)
+                        .map(|p| p.internal)
+                        .or_else(|| published.as_ref().and_then(|p| p.get(k).copied()))
+                };
+                if space.keys().all(|k| lookup(k).is_some()) {
                     for (obs, (name, distribution)) in observations.iter_mut().zip(space) {
-                        let x = params[name];
-                        obs.push(clip_to(distribution, x));
+                        obs.push(clip_to(distribution, lookup(name).expect("checked")));
                     }
                     if let Some(w) = &weights {
                         kept_weights.push(w[i]);

@@ -895,3 +895,55 @@ fn a_module_built_on_a_one_member_device_can_be_recorded() {
     let got = crate::parity::common::params(&plain);
     assert!(snaps_equal(&got, &want));
 }
+
+/// Gradients through per-member dropout follow each member's own mask: with
+/// `y_k = dropout_k(x * w_k)` and `loss_k = sum(y_k)`, `d loss_k / d w_k = sum(y_k) / w_k`.
+#[test]
+fn dropout_gradients_follow_each_members_mask() {
+    let device = group_device(3);
+    let dropout = DropoutConfig::new(vec![0.5, 0.2, 0.0])
+        .init::<G>(&device)
+        .unwrap();
+    let ws = [1.0, 2.0, -3.0];
+    let w = per_member::<G>(&ws, &device).unwrap().require_grad();
+    let x = Tensor::<G, 1>::from_data(input(60, &[2000]), &device);
+    let y = dropout.forward(x * w.clone());
+    let grads = y.clone().sum().backward();
+    let gw = member_values(w.grad(&grads).expect("gradient of w")).unwrap();
+    for (k, yk) in member_data(y).iter().enumerate() {
+        let sum: f64 = values(yk).iter().map(|&v| v as f64).sum();
+        let want = sum / ws[k];
+        assert!(
+            (gw[k] - want).abs() <= 1e-4 * want.abs().max(1.0),
+            "member {k}: dloss/dw = {}, expected {want}",
+            gw[k]
+        );
+    }
+}
+
+/// burn-nn's own `Dropout` (one probability for all) draws an independent mask per member.
+#[test]
+fn burn_dropout_draws_independent_masks_per_member() {
+    let device = group_device(4);
+    let dropout = burn::nn::DropoutConfig::new(0.3).init();
+    let y = dropout.forward(Tensor::<G, 1>::ones([N], &device));
+    assert!(is_batched(&y));
+    let per: Vec<Vec<f32>> = member_data(y).iter().map(values).collect();
+    for (k, m) in per.iter().enumerate() {
+        let kept = m.iter().filter(|&&v| v != 0.0).count() as f64 / N as f64;
+        assert!((kept - 0.7).abs() < 0.01, "member {k}: keep rate {kept}");
+        assert!(m.iter().all(|&v| v == 0.0 || (v - 1.0 / 0.7).abs() < 1e-5));
+    }
+    for a in 0..4 {
+        for b in a + 1..4 {
+            let both = (0..N)
+                .filter(|&i| per[a][i] != 0.0 && per[b][i] != 0.0)
+                .count() as f64
+                / N as f64;
+            assert!(
+                (both - 0.49).abs() < 0.01,
+                "members {a}, {b}: P(both kept) = {both}"
+            );
+        }
+    }
+}

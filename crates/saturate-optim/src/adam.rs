@@ -14,7 +14,7 @@ use crate::error::OptimError;
 use crate::grad_clipping::GradientClippingConfig;
 use crate::group::GroupOptimizer;
 use crate::hyper::{append_optional, pick, resolve_f32, same, Bound, HyperParam};
-use crate::members::{member_scalars, member_scalars_f32};
+use crate::members::{MemberOps, Scalars};
 
 /// Configuration of [`Adam`], field for field burn's `AdamConfig` (same defaults), with every
 /// scalar given once or per member ([`HyperParam`]).
@@ -193,15 +193,12 @@ impl AdaptiveMomentum {
         grad: Tensor<B, D>,
         state: Option<MemberState<B>>,
     ) -> Moments<B, D> {
-        let device = grad.device();
-        let factor_1 = self.beta_1.iter().map(|b| (1.0 - b) as f64);
-        let factor_1 = member_scalars::<B, D>(factor_1, &device);
-        let factor_2 = self.beta_2.iter().map(|b| (1.0 - b) as f64);
-        let factor_2 = member_scalars::<B, D>(factor_2, &device);
+        let factor_1 = Scalars::new(self.beta_1.iter().map(|b| (1.0 - b) as f64));
+        let factor_2 = Scalars::new(self.beta_2.iter().map(|b| (1.0 - b) as f64));
         match state {
             None => {
-                let moment_1 = grad.clone().mul(factor_1);
-                let moment_2 = grad.square().mul(factor_2);
+                let moment_1 = grad.clone().mul_members(&factor_1);
+                let moment_2 = grad.square().mul_members(&factor_2);
                 let max_moment_2 = self.amsgrad.then(|| moment_2.clone());
                 Moments {
                     moment_1,
@@ -214,13 +211,13 @@ impl AdaptiveMomentum {
                 let moment_1 = state
                     .tensor::<D>(0)
                     .expect("saturate-optim: Adam state holds the first moment")
-                    .mul(member_scalars_f32::<B, D>(&self.beta_1, &device))
-                    .add(grad.clone().mul(factor_1));
+                    .mul_members(&Scalars::f32(&self.beta_1))
+                    .add(grad.clone().mul_members(&factor_1));
                 let moment_2 = state
                     .tensor::<D>(1)
                     .expect("saturate-optim: Adam state holds the second moment")
-                    .mul(member_scalars_f32::<B, D>(&self.beta_2, &device))
-                    .add(grad.square().mul(factor_2));
+                    .mul_members(&Scalars::f32(&self.beta_2))
+                    .add(grad.square().mul_members(&factor_2));
                 let max_moment_2 = self.amsgrad.then(|| {
                     state
                         .tensor::<D>(2)
@@ -312,12 +309,8 @@ impl UpdateRule for Adam {
         mut grad: Tensor<B, D>,
         state: Option<MemberState<B>>,
     ) -> (Tensor<B, D>, Option<MemberState<B>>) {
-        let device = tensor.device();
         if let Some(penalty) = &self.weight_decay {
-            grad = tensor
-                .clone()
-                .mul(member_scalars_f32::<B, D>(penalty, &device))
-                .add(grad);
+            grad = tensor.clone().mul_members(&Scalars::f32(penalty)).add(grad);
         }
         let moments = self.momentum.update(grad, state);
 
@@ -334,14 +327,9 @@ impl UpdateRule for Adam {
         let update = moments
             .moment_1
             .clone()
-            .mul(member_scalars_f32::<B, D>(&combined_factor, &device))
-            .div(
-                moments
-                    .second()
-                    .sqrt()
-                    .add(member_scalars_f32::<B, D>(&epsilon, &device)),
-            );
-        let delta = update.mul(member_scalars::<B, D>(lr.iter().copied(), &device));
+            .mul_members(&Scalars::f32(&combined_factor))
+            .div(moments.second().sqrt().add_members(&Scalars::f32(&epsilon)));
+        let delta = update.mul_members(&Scalars::new(lr.iter().copied()));
         (tensor - delta, Some(moments.into_state()))
     }
 }

@@ -14,7 +14,7 @@ use crate::error::OptimError;
 use crate::grad_clipping::GradientClippingConfig;
 use crate::group::GroupOptimizer;
 use crate::hyper::{pick, resolve_f32, same, Bound, HyperParam};
-use crate::members::{member_scalars, member_scalars_f32};
+use crate::members::{MemberOps, Scalars};
 
 /// Configuration of [`AdamW`], field for field burn's `AdamWConfig` (same defaults), with every
 /// scalar given once or per member ([`HyperParam`]).
@@ -184,7 +184,6 @@ impl UpdateRule for AdamW {
         grad: Tensor<B, D>,
         state: Option<MemberState<B>>,
     ) -> (Tensor<B, D>, Option<MemberState<B>>) {
-        let device = tensor.device();
         let moments = self.momentum.update(grad, state);
 
         let m = &self.momentum;
@@ -196,17 +195,12 @@ impl UpdateRule for AdamW {
             .into_iter()
             .map(|p| 1.0 - p)
             .collect();
-        let moment_1_corrected = moments
-            .moment_1
-            .clone()
-            .div(member_scalars_f32::<B, D>(&bias_1, &device));
-        let moment_2_corrected = moments
-            .second()
-            .div(member_scalars_f32::<B, D>(&bias_2, &device));
+        let moment_1_corrected = moments.moment_1.clone().div_members(&Scalars::f32(&bias_1));
+        let moment_2_corrected = moments.second().div_members(&Scalars::f32(&bias_2));
         let update_delta = moment_1_corrected.div(
             moment_2_corrected
                 .sqrt()
-                .add(member_scalars_f32::<B, D>(&m.epsilon, &device)),
+                .add_members(&Scalars::f32(&m.epsilon)),
         );
 
         // burn computes the decay rate `lr * λ` in f64.
@@ -224,13 +218,13 @@ impl UpdateRule for AdamW {
             tensor.clone()
                 - tensor
                     .clone()
-                    .mul(member_scalars::<B, D>(decay_rate, &device))
+                    .mul_members(&Scalars::new(decay_rate))
                     .mask_fill(differ, 0.0)
         } else {
             let keep = decay_rate.iter().map(|r| 1.0 - r);
-            tensor.clone().mul(member_scalars::<B, D>(keep, &device))
+            tensor.clone().mul_members(&Scalars::new(keep))
         };
-        let delta = update_delta.mul(member_scalars::<B, D>(lr.iter().copied(), &device));
+        let delta = update_delta.mul_members(&Scalars::new(lr.iter().copied()));
         (decayed - delta, Some(moments.into_state()))
     }
 }

@@ -7,7 +7,7 @@ use saturate_vmap::VmapBackend;
 
 use crate::error::OptimError;
 use crate::hyper::{pick, resolve_f32, same, Bound, HyperParam};
-use crate::members::member_scalars_f32;
+use crate::members::{MemberOps, Scalars};
 
 /// Gradient clipping, as burn's `GradientClippingConfig`, with one threshold per member.
 ///
@@ -114,15 +114,23 @@ impl GradientClipping {
     pub(crate) fn clip<B: VmapBackend, const D: usize>(&self, grad: Tensor<B, D>) -> Tensor<B, D> {
         let device = grad.device();
         match self {
-            Self::Value(t) => {
-                let shape = grad.shape();
-                let upper = member_scalars_f32::<B, D>(t, &device).expand(shape);
-                let lower = upper.clone().neg();
-                let greater_mask = grad.clone().greater(upper.clone());
-                let lower_mask = grad.clone().lower(lower.clone());
-                grad.mask_where(greater_mask, upper)
-                    .mask_where(lower_mask, lower)
-            }
+            Self::Value(t) => match Scalars::f32(t) {
+                Scalars::Shared(threshold) => {
+                    let greater_mask = grad.clone().greater_elem(threshold);
+                    let lower_mask = grad.clone().lower_elem(-threshold);
+                    grad.mask_fill(greater_mask, threshold)
+                        .mask_fill(lower_mask, -threshold)
+                }
+                per_member => {
+                    let shape = grad.shape();
+                    let upper = per_member.tensor::<B, D>(&device).expand(shape);
+                    let lower = upper.clone().neg();
+                    let greater_mask = grad.clone().greater(upper.clone());
+                    let lower_mask = grad.clone().lower(lower.clone());
+                    grad.mask_where(greater_mask, upper)
+                        .mask_where(lower_mask, lower)
+                }
+            },
             Self::Norm(t) => {
                 let norm = grad.clone().square().sum().sqrt();
                 let min_positive = grad
@@ -135,7 +143,7 @@ impl GradientClipping {
                 let clip_coef = norm
                     .add_scalar(min_positive)
                     .recip()
-                    .mul(member_scalars_f32::<B, 1>(t, &device));
+                    .mul_members(&Scalars::f32(t));
                 let clip_coef_clamped = clip_coef.clamp_max(1.0);
                 grad.mul(clip_coef_clamped.unsqueeze())
             }

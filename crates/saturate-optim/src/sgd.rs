@@ -14,7 +14,7 @@ use crate::error::OptimError;
 use crate::grad_clipping::GradientClippingConfig;
 use crate::group::GroupOptimizer;
 use crate::hyper::{append_optional, pick, resolve, resolve_f32, Bound};
-use crate::members::{member_scalars, member_scalars_f32};
+use crate::members::{MemberOps, Scalars};
 use crate::momentum::MomentumConfig;
 
 /// Configuration of [`Sgd`], field for field burn's `SgdConfig`, with every scalar given once or
@@ -203,17 +203,13 @@ impl UpdateRule for Sgd {
         mut grad: Tensor<B, D>,
         state: Option<MemberState<B>>,
     ) -> (Tensor<B, D>, Option<MemberState<B>>) {
-        let device = tensor.device();
         if let Some(penalty) = &self.weight_decay {
-            grad = tensor
-                .clone()
-                .mul(member_scalars_f32::<B, D>(penalty, &device))
-                .add(grad);
+            grad = tensor.clone().mul_members(&Scalars::f32(penalty)).add(grad);
         }
 
         let mut new_state = None;
         if let Some(m) = &self.momentum {
-            let momentum = member_scalars_f32::<B, D>(&m.momentum, &device);
+            let momentum = Scalars::f32(&m.momentum);
             let (velocity, steps) =
                 match state {
                     // burn's first step: the velocity is the gradient, undampened.
@@ -231,21 +227,21 @@ impl UpdateRule for Sgd {
                             .map(|(&steps, &d)| if steps == 0 { 1.0 } else { 1.0 - d });
                         let velocity = grad
                             .clone()
-                            .mul(member_scalars::<B, D>(grad_factor, &device))
-                            .add(previous.mul(momentum.clone()));
+                            .mul_members(&Scalars::new(grad_factor))
+                            .add(previous.mul_members(&momentum));
                         let steps = state.steps.iter().map(|s| s + 1).collect();
                         (velocity, steps)
                     }
                 };
             grad = if m.nesterov {
-                velocity.clone().mul(momentum).add(grad)
+                velocity.clone().mul_members(&momentum).add(grad)
             } else {
                 velocity.clone()
             };
             new_state = Some(MemberState::new(steps, vec![velocity]));
         }
 
-        let delta = grad.mul(member_scalars::<B, D>(lr.iter().copied(), &device));
+        let delta = grad.mul_members(&Scalars::new(lr.iter().copied()));
         (tensor - delta, new_state)
     }
 }

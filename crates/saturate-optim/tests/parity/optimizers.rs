@@ -287,3 +287,42 @@ fn clipping_bites_and_infinity_disables_it() {
         }
     }
 }
+
+/// Values shared by all members take burn's scalar ops instead of per-member tensors; they must
+/// match burn just the same.
+#[test]
+fn shared_values() {
+    let lr = vec![vec![0.02; STEPS]; K];
+    let config = SgdConfig::new()
+        .with_momentum(Some(MomentumConfig::new().with_nesterov(true)))
+        .with_weight_decay(Some(WeightDecayConfig::new(1e-2)))
+        .with_gradient_clipping(Some(GradientClippingConfig::value(0.05)));
+    super::parity_with(
+        "SGD, shared values",
+        config.init(K).unwrap(),
+        |_| {
+            BurnSgd::new()
+                .with_momentum(Some(BurnMomentum::new().with_nesterov(true)))
+                .with_weight_decay(Some(BurnWeightDecay::new(1e-2)))
+                .with_gradient_clipping(Some(BurnClipping::Value(0.05)))
+                .init()
+        },
+        |_| vec![0.02; K],
+        &lr,
+    );
+    let config = AdamWConfig::new()
+        .with_amsgrad(true)
+        .with_grad_clipping(Some(GradientClippingConfig::norm(0.1)));
+    super::parity_with(
+        "AdamW, shared values",
+        config.init(K).unwrap(),
+        |_| {
+            BurnAdamW::new()
+                .with_amsgrad(true)
+                .with_grad_clipping(Some(BurnClipping::Norm(0.1)))
+                .init()
+        },
+        |_| vec![0.02; K],
+        &lr,
+    );
+}

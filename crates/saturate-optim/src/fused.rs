@@ -5,6 +5,10 @@
 //! the rule runs once on the buffers, and the results are sliced back. The values are the same
 //! bit for bit: every op of the update is elementwise (per-parameter norm clipping runs before
 //! the concatenation).
+//!
+//! Opt-in ([`GroupOptimizer::with_fused_update`](crate::GroupOptimizer::with_fused_update)):
+//! on NdArray, concatenating along the parameter axis is slow and this path loses to the
+//! per-parameter one; it is for backends where each kernel launch costs more than the copy.
 
 use std::collections::HashMap;
 

@@ -1,8 +1,9 @@
 //! One optimizer step (gradients already computed) for K members of a deep MLP:
 //!
-//! - `group`: saturate's `GroupOptimizer` on `Autodiff<Vmap<NdArray>>`, with the whole-module
-//!   update (`fused`: parameters concatenated, one pass of the rule) or one update per
-//!   parameter tensor (`per_parameter`, burn's structure);
+//! - `group_*`: saturate's `GroupOptimizer` on `Autodiff<Vmap<NdArray>>`, with one update per
+//!   parameter tensor (`per_parameter`, burn's structure, the default) or the whole-module
+//!   update (`fused`: parameters concatenated, one pass of the rule); hyperparameters shared
+//!   except the learning rate, or all different (`per_member_values`);
 //! - `burn_one_by_one`: K separate models on `Autodiff<NdArray>`, each stepped by its own
 //!   burn-optim optimizer (what one does without saturate).
 //!
@@ -110,6 +111,35 @@ fn group_per_parameter(bencher: divan::Bencher, rule: Rule) {
         Rule::Adam => bench_group(
             bencher,
             AdamConfig::new().init(K).unwrap().with_fused_update(false),
+        ),
+    }
+}
+
+/// Every hyperparameter different per member (the per-member tensor path for all of them).
+#[divan::bench(args = RULES)]
+fn group_per_member_values(bencher: divan::Bencher, rule: Rule) {
+    let spread =
+        |base: f64, step: f64| -> Vec<f64> { (0..K).map(|k| base + step * k as f64).collect() };
+    match rule {
+        Rule::SgdMomentum => bench_group(
+            bencher,
+            SgdConfig::new()
+                .with_momentum(Some(
+                    MomentumConfig::new()
+                        .with_momentum(spread(0.5, 0.05))
+                        .with_dampening(spread(0.0, 0.05)),
+                ))
+                .init(K)
+                .unwrap(),
+        ),
+        Rule::Adam => bench_group(
+            bencher,
+            AdamConfig::new()
+                .with_beta_1(spread(0.8, 0.02))
+                .with_beta_2(spread(0.99, 0.001))
+                .with_epsilon(spread(1e-8, 1e-7))
+                .init(K)
+                .unwrap(),
         ),
     }
 }

@@ -52,8 +52,22 @@ fn extend_case<R: UpdateRule, O: Optimizer<Mlp<RB>, RB>>(
     new_config: &R::Config,
     reference: impl Fn(usize) -> O,
 ) {
+    for fused in [false, true] {
+        extend_case_with::<R, O>(what, old_config, new_config, &reference, fused);
+    }
+}
+
+fn extend_case_with<R: UpdateRule, O: Optimizer<Mlp<RB>, RB>>(
+    what: &str,
+    old_config: &R::Config,
+    new_config: &R::Config,
+    reference: &impl Fn(usize) -> O,
+    fused: bool,
+) {
     let old = K - 1;
-    let mut optim = GroupOptimizer::<R, Mlp<GB>, GB>::new(old_config, old).unwrap();
+    let mut optim = GroupOptimizer::<R, Mlp<GB>, GB>::new(old_config, old)
+        .unwrap()
+        .with_fused_update(fused);
     let group = init_group(old);
     let initial = group_params(&group);
     let models = references(&group);

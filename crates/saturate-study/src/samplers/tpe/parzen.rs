@@ -82,7 +82,80 @@ impl ParzenEstimator {
             .zip(observations)
             .map(|(distribution, obs)| kernels(obs, distribution, space.len(), settings))
             .collect();
-        Self { weights, dims }
+        let estimator = Self { weights, dims };
+        if space.len() == 1 {
+            estimator.merge_identical_kernels()
+        } else {
+            estimator
+        }
+    }
+
+    /// With one parameter, kernels with identical parameters (repeated observations of a
+    /// discrete or categorical value) are one kernel with their summed weight: the same
+    /// mixture, evaluated once.
+    fn merge_identical_kernels(self) -> Self {
+        let dim = &self.dims[0];
+        // Categorical rows differ only in where their largest probability is (the
+        // observed choice; the uniform prior row has a smaller maximum).
+        let key = |k: usize| -> (u64, u64) {
+            match dim {
+                Kernels::Categorical { probabilities } => {
+                    let row = &probabilities[k];
+                    let (arg, max) =
+                        row.iter()
+                            .enumerate()
+                            .fold((0, f64::NEG_INFINITY), |best, (i, p)| {
+                                if *p > best.1 {
+                                    (i, *p)
+                                } else {
+                                    best
+                                }
+                            });
+                    (arg as u64, max.to_bits())
+                }
+                Kernels::Numerical { mus, sigmas, .. } => (mus[k].to_bits(), sigmas[k].to_bits()),
+            }
+        };
+        let mut index = std::collections::HashMap::with_capacity(self.weights.len());
+        let mut kept = Vec::new();
+        let mut weights: Vec<f64> = Vec::new();
+        for (k, w) in self.weights.iter().enumerate() {
+            match index.entry(key(k)) {
+                std::collections::hash_map::Entry::Occupied(e) => weights[*e.get()] += w,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(kept.len());
+                    kept.push(k);
+                    weights.push(*w);
+                }
+            }
+        }
+        if kept.len() == self.weights.len() {
+            return self;
+        }
+        let dim = match &self.dims[0] {
+            Kernels::Categorical { probabilities } => Kernels::Categorical {
+                probabilities: kept.iter().map(|k| probabilities[*k].clone()).collect(),
+            },
+            Kernels::Numerical {
+                mus,
+                sigmas,
+                low,
+                high,
+                log,
+                grid,
+            } => Kernels::Numerical {
+                mus: kept.iter().map(|k| mus[*k]).collect(),
+                sigmas: kept.iter().map(|k| sigmas[*k]).collect(),
+                low: *low,
+                high: *high,
+                log: *log,
+                grid: *grid,
+            },
+        };
+        Self {
+            weights,
+            dims: vec![dim],
+        }
     }
 
     /// `n` samples, `samples[i][d]` in the internal representation.
@@ -117,7 +190,8 @@ impl ParzenEstimator {
         let prepared: Vec<Prepared> = self.dims.iter().map(Prepared::new).collect();
         let log_weights: Vec<f64> = self.weights.iter().map(|w| w.ln()).collect();
         let mut bound = vec![0.0; n_kernels];
-        let mut order: Vec<usize> = (0..n_kernels).collect();
+        let mut exact = Vec::new();
+        let mut caches: Vec<Vec<f64>> = vec![Vec::new(); prepared.len()];
         samples
             .iter()
             .map(|x| {
@@ -129,20 +203,32 @@ impl ParzenEstimator {
                 if !any_discrete {
                     return log_sum_exp(&bound, NEGLIGIBLE);
                 }
-                // Exact values, best bounds first; stop once the bounds are negligible.
-                order.sort_unstable_by(|a, b| bound[*b].total_cmp(&bound[*a]));
-                let mut exact = Vec::new();
-                let mut best = f64::NEG_INFINITY;
-                for &k in &order {
-                    if bound[k] < best - NEGLIGIBLE {
-                        break;
-                    }
+                // Exact values where the bound is within reach of the best exact value so
+                // far, starting from the kernel with the best bound. What is skipped stays
+                // negligible: the best exact value only grows.
+                for (cache, dim) in caches.iter_mut().zip(&prepared) {
+                    cache.clear();
+                    cache.resize(dim.n_unique(), f64::NAN);
+                }
+                let mut exact_of = |k: usize| {
                     let mut value = bound[k];
-                    for (dim, x) in prepared.iter().zip(x) {
-                        value += dim.discrete_correction(*x, k);
+                    for ((dim, x), cache) in prepared.iter().zip(x).zip(caches.iter_mut()) {
+                        value += dim.discrete_correction(*x, k, cache);
                     }
-                    best = best.max(value);
-                    exact.push(value);
+                    value
+                };
+                let first = (0..n_kernels)
+                    .max_by(|a, b| bound[*a].total_cmp(&bound[*b]))
+                    .expect("at least the prior kernel");
+                let mut best = exact_of(first);
+                exact.clear();
+                exact.push(best);
+                for k in (0..n_kernels).filter(|k| *k != first) {
+                    if bound[k] >= best - NEGLIGIBLE {
+                        let value = exact_of(k);
+                        best = best.max(value);
+                        exact.push(value);
+                    }
                 }
                 log_sum_exp(&exact, NEGLIGIBLE)
             })
@@ -166,6 +252,17 @@ fn log_sum_exp(values: &[f64], negligible: f64) -> f64 {
 
 const LOG_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
 
+/// An upper bound of log(Φ(zb) − Φ(za)) given log(zb − za): the mass is at most the
+/// width times the density at the nearest point, and at most 1.
+fn discrete_bound(za: f64, zb: f64, log_width: f64) -> f64 {
+    let nearest = if za <= 0.0 && zb >= 0.0 {
+        0.0
+    } else {
+        za.abs().min(zb.abs())
+    };
+    (log_width - LOG_SQRT_2PI - 0.5 * nearest * nearest).min(0.0)
+}
+
 /// Per-kernel constants of one dimension, computed once per `log_pdf` call.
 enum Prepared<'a> {
     Categorical(Vec<Vec<f64>>),
@@ -178,7 +275,12 @@ enum Prepared<'a> {
     },
     Discrete {
         mus: &'a [f64],
-        sigmas: &'a [f64],
+        inv_sigmas: Vec<f64>,
+        log_sigmas: Vec<f64>,
+        /// Kernels with the same (μ, σ) share an index: many observations of a discrete
+        /// parameter coincide, and their masses are computed once per sample.
+        unique: Vec<usize>,
+        n_unique: usize,
         /// log(mass of the widened range) per kernel.
         log_masses: Vec<f64>,
         step: f64,
@@ -210,10 +312,11 @@ impl<'a> Prepared<'a> {
                         truncnorm::log_gauss_mass((low - mu) / sigma, (high - mu) / sigma)
                     })
                     .collect();
+                let inv_sigmas = sigmas.iter().map(|s| 1.0 / s).collect();
                 match grid {
                     None => Prepared::Continuous {
                         mus,
-                        inv_sigmas: sigmas.iter().map(|s| 1.0 / s).collect(),
+                        inv_sigmas,
                         offsets: sigmas
                             .iter()
                             .zip(&log_masses)
@@ -221,15 +324,37 @@ impl<'a> Prepared<'a> {
                             .collect(),
                         log: *log,
                     },
-                    Some((_, _, step)) => Prepared::Discrete {
-                        mus,
-                        sigmas,
-                        log_masses,
-                        step: *step,
-                        log: *log,
-                    },
+                    Some((_, _, step)) => {
+                        let mut ids = std::collections::HashMap::new();
+                        let unique: Vec<usize> = mus
+                            .iter()
+                            .zip(sigmas)
+                            .map(|(m, s)| {
+                                let next = ids.len();
+                                *ids.entry((m.to_bits(), s.to_bits())).or_insert(next)
+                            })
+                            .collect();
+                        Prepared::Discrete {
+                            mus,
+                            inv_sigmas,
+                            unique,
+                            n_unique: ids.len(),
+                            log_sigmas: sigmas.iter().map(|s| s.ln()).collect(),
+                            log_masses,
+                            step: *step,
+                            log: *log,
+                        }
+                    }
                 }
             }
+        }
+    }
+
+    /// Number of distinct discrete kernels (0 for other dimensions).
+    fn n_unique(&self) -> usize {
+        match self {
+            Prepared::Discrete { n_unique, .. } => *n_unique,
+            _ => 0,
         }
     }
 
@@ -269,50 +394,51 @@ impl<'a> Prepared<'a> {
             }
             Prepared::Discrete {
                 mus,
-                sigmas,
+                inv_sigmas,
+                log_sigmas,
                 log_masses,
                 step,
                 log,
+                ..
             } => {
                 let (a, b) = Self::interval(*step, *log, x);
-                for (((o, mu), sigma), mass) in
-                    out.iter_mut().zip(*mus).zip(*sigmas).zip(log_masses)
+                let log_width = (b - a).ln();
+                for ((((o, mu), inv), log_sigma), mass) in out
+                    .iter_mut()
+                    .zip(*mus)
+                    .zip(inv_sigmas)
+                    .zip(log_sigmas)
+                    .zip(log_masses)
                 {
-                    // mass over [a, b] <= min(1, (b − a)/σ · φ(nearest z)).
-                    let (za, zb) = ((a - mu) / sigma, (b - mu) / sigma);
-                    let nearest = if za <= 0.0 && zb >= 0.0 {
-                        0.0
-                    } else {
-                        za.abs().min(zb.abs())
-                    };
-                    let bound = ((zb - za).ln() - LOG_SQRT_2PI - 0.5 * nearest * nearest).min(0.0);
-                    *o += bound - mass;
+                    let (za, zb) = ((a - mu) * inv, (b - mu) * inv);
+                    *o += discrete_bound(za, zb, log_width - log_sigma) - mass;
                 }
                 true
             }
         }
     }
 
-    /// Exact minus bound for kernel `k` (0 for non-discrete dimensions).
-    fn discrete_correction(&self, x: f64, k: usize) -> f64 {
+    /// Exact minus bound for kernel `k` (0 for non-discrete dimensions); `cache` holds
+    /// the values of this sample by distinct kernel.
+    fn discrete_correction(&self, x: f64, k: usize, cache: &mut [f64]) -> f64 {
         match self {
             Prepared::Discrete {
                 mus,
-                sigmas,
+                inv_sigmas,
+                log_sigmas,
+                unique,
                 step,
                 log,
                 ..
             } => {
-                let (a, b) = Self::interval(*step, *log, x);
-                let (mu, sigma) = (mus[k], sigmas[k]);
-                let (za, zb) = ((a - mu) / sigma, (b - mu) / sigma);
-                let nearest = if za <= 0.0 && zb >= 0.0 {
-                    0.0
-                } else {
-                    za.abs().min(zb.abs())
-                };
-                let bound = ((zb - za).ln() - LOG_SQRT_2PI - 0.5 * nearest * nearest).min(0.0);
-                truncnorm::log_gauss_mass(za, zb) - bound
+                let slot = &mut cache[unique[k]];
+                if slot.is_nan() {
+                    let (a, b) = Self::interval(*step, *log, x);
+                    let (za, zb) = ((a - mus[k]) * inv_sigmas[k], (b - mus[k]) * inv_sigmas[k]);
+                    *slot = truncnorm::log_gauss_mass(za, zb)
+                        - discrete_bound(za, zb, (b - a).ln() - log_sigmas[k]);
+                }
+                *slot
             }
             _ => 0.0,
         }
@@ -574,6 +700,52 @@ mod tests {
                         "{fast} vs {slow}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn merging_identical_kernels_keeps_the_mixture() {
+        use crate::distributions::*;
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let settings = ParzenSettings {
+            prior_weight: 1.0,
+            consider_magic_clip: true,
+            consider_endpoints: false,
+            multivariate: false,
+        };
+        for distribution in [
+            Distribution::Int(IntDistribution::new(1, 8, false, 1).unwrap()),
+            Distribution::Categorical(
+                CategoricalDistribution::new(vec!["x".into(), "y".into(), "z".into()]).unwrap(),
+            ),
+        ] {
+            let space: SearchSpace = [("p".to_string(), distribution.clone())].into();
+            let obs = vec![(0..100)
+                .map(|_| crate::samplers::base::sample_uniform(&mut rng, &distribution))
+                .collect::<Vec<f64>>()];
+            let merged = ParzenEstimator::new(&obs, &space, settings, None);
+            let weights = {
+                let mut w = default_weights(100);
+                w.push(1.0);
+                let total: f64 = w.iter().sum();
+                w.iter().map(|x| x / total).collect()
+            };
+            let full = ParzenEstimator {
+                weights,
+                dims: vec![kernels(&obs[0], &distribution, 1, settings)],
+            };
+            assert!(merged.weights.len() < 20 && full.weights.len() == 101);
+            let samples = full.sample(&mut rng, 30);
+            for ((a, b), x) in merged
+                .log_pdf(&samples)
+                .iter()
+                .zip(full.log_pdf(&samples))
+                .zip(&samples)
+            {
+                assert!((a - b).abs() < 1e-12, "{x:?}: {a} vs {b}");
+                assert!((naive_log_pdf(&full, x) - b).abs() < 1e-12);
             }
         }
     }

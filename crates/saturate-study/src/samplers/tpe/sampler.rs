@@ -178,10 +178,11 @@ impl TpeSampler {
         TpeSamplerBuilder::default()
     }
 
-    fn finished_count(study: &StudyView<'_>) -> Result<usize> {
-        Ok(study
-            .trials(Some(&[TrialState::Complete, TrialState::Pruned]))?
-            .len())
+    fn finished_count(trials: &[Arc<FrozenTrial>]) -> usize {
+        trials
+            .iter()
+            .filter(|t| matches!(t.state, TrialState::Complete | TrialState::Pruned))
+            .count()
     }
 
     /// The relative parameters a RUNNING trial published (constant liar, multivariate).
@@ -214,20 +215,16 @@ impl TpeSampler {
         study: &StudyView<'_>,
         trial: &FrozenTrial,
         space: &SearchSpace,
+        all: Vec<Arc<FrozenTrial>>,
     ) -> Result<BTreeMap<String, f64>> {
-        let states: &[TrialState] = if self.constant_liar {
-            &[
-                TrialState::Complete,
-                TrialState::Pruned,
-                TrialState::Running,
-            ]
-        } else {
-            &[TrialState::Complete, TrialState::Pruned]
-        };
-        let trials: Vec<Arc<FrozenTrial>> = study
-            .trials(Some(states))?
+        let trials: Vec<Arc<FrozenTrial>> = all
             .into_iter()
             .filter(|t| t.number != trial.number)
+            .filter(|t| match t.state {
+                TrialState::Complete | TrialState::Pruned => true,
+                TrialState::Running => self.constant_liar,
+                _ => false,
+            })
             .collect();
         let n = trials
             .iter()
@@ -239,6 +236,7 @@ impl TpeSampler {
         let estimator = |this: &Self, group: &[Arc<FrozenTrial>], weights: Option<Vec<f64>>| {
             let mut observations = vec![Vec::new(); space.len()];
             let mut kept_weights = Vec::new();
+            let mut row = Vec::with_capacity(space.len());
             for (i, t) in group.iter().enumerate() {
                 let published = this.published_params(t);
                 let lookup = |k: &str| {
@@ -247,9 +245,16 @@ impl TpeSampler {
                         .map(|p| p.internal)
                         .or_else(|| published.as_ref().and_then(|p| p.get(k).copied()))
                 };
-                if space.keys().all(|k| lookup(k).is_some()) {
-                    for (obs, (name, distribution)) in observations.iter_mut().zip(space) {
-                        obs.push(clip_to(distribution, lookup(name).expect("checked")));
+                row.clear();
+                for (name, distribution) in space {
+                    match lookup(name) {
+                        Some(x) => row.push(clip_to(distribution, x)),
+                        None => break,
+                    }
+                }
+                if row.len() == space.len() {
+                    for (obs, x) in observations.iter_mut().zip(&row) {
+                        obs.push(*x);
                     }
                     if let Some(w) = &weights {
                         kept_weights.push(w[i]);
@@ -382,7 +387,11 @@ impl Sampler for TpeSampler {
         trial: &FrozenTrial,
         space: &SearchSpace,
     ) -> Result<BTreeMap<String, f64>> {
-        if space.is_empty() || Self::finished_count(study)? < self.n_startup_trials {
+        if space.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let all = study.trials(None)?;
+        if Self::finished_count(&all) < self.n_startup_trials {
             return Ok(BTreeMap::new());
         }
         let mut params = BTreeMap::new();
@@ -393,11 +402,11 @@ impl Sampler for TpeSampler {
                     .filter(|(k, d)| !d.single() && space.contains_key(k))
                     .collect();
                 if !sub.is_empty() {
-                    params.extend(self.sample(study, trial, &sub)?);
+                    params.extend(self.sample(study, trial, &sub, all.clone())?);
                 }
             }
         } else {
-            params = self.sample(study, trial, space)?;
+            params = self.sample(study, trial, space, all)?;
         }
         if self.constant_liar && !params.is_empty() {
             let text = serde_json::to_string(&params).expect("floats serialise");
@@ -420,11 +429,12 @@ impl Sampler for TpeSampler {
         name: &str,
         distribution: &Distribution,
     ) -> Result<f64> {
-        if Self::finished_count(study)? < self.n_startup_trials {
+        let all = study.trials(None)?;
+        if Self::finished_count(&all) < self.n_startup_trials {
             return Ok(sample_uniform(&mut self.rng, distribution));
         }
         let space: SearchSpace = [(name.to_owned(), distribution.clone())].into();
-        Ok(self.sample(study, trial, &space)?[name])
+        Ok(self.sample(study, trial, &space, all)?[name])
     }
 }
 

@@ -49,6 +49,10 @@ fn log_sum(a: f64, b: f64) -> f64 {
 
 /// log(Φ(b) − Φ(a)) for a < b.
 pub(crate) fn log_gauss_mass(a: f64, b: f64) -> f64 {
+    // Both tails below Φ(−8.3) ≈ 5e-17: the mass is 1 to double precision.
+    if a < -8.3 && b > 8.3 {
+        return 0.0;
+    }
     if b <= 0.0 {
         log_diff(log_ndtr(b), log_ndtr(a))
     } else if a > 0.0 {

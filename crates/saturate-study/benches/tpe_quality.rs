@@ -106,10 +106,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn optuna_results(n_seeds: usize, n_trials: usize) -> Option<serde_json::Value> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let text = match std::env::var("SATURATE_OPTUNA_TPE_JSON") {
-        Ok(path) => std::fs::read_to_string(path).ok()?,
+        // Relative to the workspace root.
+        Ok(path) => std::fs::read_to_string(root.join(path)).ok()?,
         Err(_) => {
-            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
             let python = root.join("target/venv/optuna-4.9.0/bin/python");
             if !python.exists() {
                 return None;
@@ -151,7 +152,7 @@ fn main() {
             .as_ref()
             .and_then(|o| o.get(name))
             .and_then(|v| v.as_array())
-            .map(|v| v.iter().filter_map(|x| x.as_f64()).collect::<Vec<_>>())
+            .map(|v| v.iter().filter_map(|x| x.as_f64()).take(n_seeds).collect::<Vec<_>>())
             .map_or("n/a".to_string(), |v| format!("{:.4}", median(v)));
         println!(
             "| {name} | {:.4} | {theirs} | {:.4} | {ms:.3} |",

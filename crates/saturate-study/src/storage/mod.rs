@@ -2,7 +2,7 @@
 //!
 //! [`InMemoryStorage`] keeps everything in the process; [`JournalStorage`] appends to a
 //! file in Optuna's JournalStorage format, which Python Optuna and optuna-dashboard read.
-//! Both replay the same operation log ([`replay`]), so they behave identically.
+//! Both replay the same operation log, so they behave identically.
 
 mod base;
 mod in_memory;

@@ -152,7 +152,12 @@ fn main() {
             .as_ref()
             .and_then(|o| o.get(name))
             .and_then(|v| v.as_array())
-            .map(|v| v.iter().filter_map(|x| x.as_f64()).take(n_seeds).collect::<Vec<_>>())
+            .map(|v| {
+                v.iter()
+                    .filter_map(|x| x.as_f64())
+                    .take(n_seeds)
+                    .collect::<Vec<_>>()
+            })
             .map_or("n/a".to_string(), |v| format!("{:.4}", median(v)));
         println!(
             "| {name} | {:.4} | {theirs} | {:.4} | {ms:.3} |",

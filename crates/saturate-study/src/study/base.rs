@@ -211,14 +211,14 @@ pub trait Study {
             let frozen = match outcome {
                 Ok(Ok(values)) => self.tell(&trial, &values.into_values())?,
                 Ok(Err(e)) if e.is::<TrialPruned>() => self.tell_pruned(&trial)?,
-                Ok(Err(e)) => return Err(self.fail_objective(&trial, e.to_string())),
+                Ok(Err(e)) => return Err(fail_objective(self, &trial, e.to_string())),
                 Err(panic) => {
                     let message = panic
                         .downcast_ref::<&str>()
                         .map(|s| s.to_string())
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "panic".into());
-                    return Err(self.fail_objective(&trial, format!("panicked: {message}")));
+                    return Err(fail_objective(self, &trial, format!("panicked: {message}")));
                 }
             };
             done += 1;
@@ -230,19 +230,16 @@ pub trait Study {
         }
         Ok(())
     }
+}
 
-    #[doc(hidden)]
-    fn fail_objective(&self, trial: &Trial, message: String) -> StudyError
-    where
-        Self: Sized,
-    {
-        match self.tell_fail(trial, &message) {
-            Ok(_) => StudyError::ObjectiveFailed {
-                number: trial.number(),
-                message,
-            },
-            Err(e) => e,
-        }
+/// Fails the trial of an objective that errored or panicked; the error to return.
+fn fail_objective<S: Study + ?Sized>(study: &S, trial: &Trial, message: String) -> StudyError {
+    match study.tell_fail(trial, &message) {
+        Ok(_) => StudyError::ObjectiveFailed {
+            number: trial.number(),
+            message,
+        },
+        Err(e) => e,
     }
 }
 

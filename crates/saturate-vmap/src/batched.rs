@@ -2,7 +2,9 @@
 
 use core::ops::Deref;
 
-use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::Autodiff;
+use burn::module::{AutodiffModule, HasAutodiffModule, Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::backend::{Backend, BackendTypes};
 use burn::tensor::{Bool, Int, Tensor, TensorMetadata, TensorPrimitive};
 
@@ -10,7 +12,7 @@ use crate::error::VmapError;
 use crate::member::{cat_members, check_indices, select_members, take_member};
 use crate::tensor::{materialize_copy, BoolKind, FloatKind, IntKind, VmapTensor};
 use crate::vmap_backend::VmapBackend;
-use crate::VmapDevice;
+use crate::{Vmap, VmapDevice};
 
 /// K members of one module trained as one batched model.
 ///
@@ -32,6 +34,9 @@ use crate::VmapDevice;
 /// assert_eq!(y.dims(), [5, 2]);
 /// assert_eq!(member_data(y).len(), 4);
 /// ```
+///
+/// `Clone` is shallow like burn's: a clone shares running-state cells with the original until
+/// one of them is passed through `member`, `retain` or `extend`, which work on deep copies.
 #[derive(Debug, Clone)]
 pub struct Batched<M> {
     module: M,
@@ -105,6 +110,8 @@ impl<M> Batched<M> {
                 got,
             });
         }
+        // Already-batched values are written back unchanged, so running-state cells shared
+        // with clones of `module` only ever gain member copies of shared values.
         let module = module.map(&mut Materialize { members });
         Ok(Self { module, members })
     }
@@ -119,7 +126,7 @@ impl<M> Batched<M> {
     pub fn stack<B>(modules: Vec<M>) -> Result<Self, VmapError>
     where
         B: VmapBackend,
-        M: Module<B>,
+        M: DeepCopy<B>,
     {
         let members = modules.len();
         if members == 0 {
@@ -174,7 +181,7 @@ impl<M> Batched<M> {
         }
         let stacked: Vec<Stored<B::Inner>> = columns.into_iter().map(Stored::cat).collect();
         let mut modules = modules;
-        let module = modules.swap_remove(0).map(&mut Replace {
+        let module = modules.swap_remove(0).deep_copy().map(&mut Replace {
             values: stacked.into_iter(),
         });
         Ok(Self { module, members })
@@ -188,10 +195,10 @@ impl<M> Batched<M> {
     pub fn member<B>(&self, index: usize) -> Result<M, VmapError>
     where
         B: VmapBackend,
-        M: Module<B>,
+        M: DeepCopy<B>,
     {
         check_indices(&[index], self.members)?;
-        Ok(self.module.clone().map(&mut TakeMember { index }))
+        Ok(self.module.deep_copy().map(&mut TakeMember { index }))
     }
 
     /// Keeps the members `indices`, in that order (e.g. drop pruned members: the compute
@@ -203,13 +210,13 @@ impl<M> Batched<M> {
     pub fn retain<B>(self, indices: &[usize]) -> Result<Self, VmapError>
     where
         B: VmapBackend,
-        M: Module<B>,
+        M: DeepCopy<B>,
     {
         if indices.is_empty() {
             return Err(VmapError::NoMembers);
         }
         check_indices(indices, self.members)?;
-        let module = self.module.map(&mut SelectMembers { indices });
+        let module = self.module.deep_copy().map(&mut SelectMembers { indices });
         Ok(Self {
             module,
             members: indices.len(),
@@ -224,7 +231,7 @@ impl<M> Batched<M> {
     pub fn extend<B>(self, other: Batched<M>) -> Result<Self, VmapError>
     where
         B: VmapBackend,
-        M: Module<B>,
+        M: DeepCopy<B>,
     {
         let mut mine = Collect::<B>::default();
         self.module.visit(&mut mine);
@@ -254,7 +261,7 @@ impl<M> Batched<M> {
             .zip(theirs.params)
             .map(|(a, b)| Stored::cat(vec![a.one_member, b.one_member]))
             .collect();
-        let module = self.module.map(&mut Replace {
+        let module = self.module.deep_copy().map(&mut Replace {
             values: values.into_iter(),
         });
         Ok(Self { module, members })
@@ -264,7 +271,7 @@ impl<M> Batched<M> {
     pub fn device<B>(&self) -> VmapDevice<B::Inner>
     where
         B: VmapBackend,
-        M: Module<B>,
+        M: DeepCopy<B>,
     {
         let inner = self
             .module
@@ -273,6 +280,36 @@ impl<M> Batched<M> {
             .map(|d| d.inner.clone())
             .unwrap_or_default();
         VmapDevice::new(inner, self.members)
+    }
+}
+
+/// Modules that can be copied with running-state cells of their own.
+///
+/// burn's `RunningState` (BatchNorm statistics, per-member dropout probabilities) shares one
+/// cell between clones, and mapping a module writes into its cells. [`Batched`] therefore
+/// always maps a deep copy, so `member`, `retain` or `extend` never change another clone of the
+/// group. Every burn module (anything with `#[derive(Module)]`) implements this trait through
+/// burn's autodiff module conversions; copying shares the tensors and costs no data copy.
+pub trait DeepCopy<B: burn::tensor::backend::Backend>: Module<B> {
+    /// A copy whose running states live in fresh cells.
+    fn deep_copy(&self) -> Self;
+}
+
+impl<I: Backend, C: CheckpointStrategy, M> DeepCopy<Autodiff<Vmap<I>, C>> for M
+where
+    M: AutodiffModule<Autodiff<Vmap<I>, C>>,
+{
+    fn deep_copy(&self) -> Self {
+        M::from_inner(self.valid())
+    }
+}
+
+impl<I: Backend, M> DeepCopy<Vmap<I>> for M
+where
+    M: Module<Vmap<I>> + HasAutodiffModule<Autodiff<Vmap<I>>>,
+{
+    fn deep_copy(&self) -> Self {
+        <M as HasAutodiffModule<Autodiff<Vmap<I>>>>::TrainModule::from_inner(self.clone()).valid()
     }
 }
 

@@ -45,7 +45,7 @@ pub mod tensor;
 pub mod vmap_backend;
 
 pub use backend::Vmap;
-pub use batched::Batched;
+pub use batched::{Batched, DeepCopy};
 pub use device::VmapDevice;
 pub use error::VmapError;
 pub use member::{

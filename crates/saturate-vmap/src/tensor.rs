@@ -339,7 +339,19 @@ pub(crate) fn unsupported(op: &str, why: &str) -> ! {
     panic!("saturate-vmap: `{op}` is not supported under vmap: {why}")
 }
 
-/// The error `into_data` returns for a batched tensor.
+/// The data of a one-member batched tensor without its member axis (`[1, ...]` -> `[...]`): a
+/// group of one member is unambiguous, so it reads like an unbatched tensor.
+pub(crate) fn strip_single_member(
+    mut data: burn_backend::TensorData,
+    batched: bool,
+) -> burn_backend::TensorData {
+    if batched {
+        data.shape.remove(0);
+    }
+    data
+}
+
+/// The error `into_data` returns for a batched tensor of several members.
 pub(crate) fn batched_read_error(op: &str) -> burn_backend::ExecutionError {
     burn_backend::ExecutionError::WithContext {
         reason: format!(

@@ -49,12 +49,13 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
     fn bool_into_data(
         tensor: BoolTensor<Self>,
     ) -> impl Future<Output = Result<TensorData, ExecutionError>> + Send {
-        let (inner, batched) = (tensor.inner, tensor.batched);
+        let (inner, batched, members) = (tensor.inner, tensor.batched, tensor.members);
         async move {
-            if batched {
+            if batched && members != 1 {
                 return Err(crate::tensor::batched_read_error("bool_into_data"));
             }
-            B::bool_into_data(inner).await
+            let data = B::bool_into_data(inner).await?;
+            Ok(crate::tensor::strip_single_member(data, batched))
         }
     }
 

@@ -245,12 +245,13 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     fn float_into_data(
         tensor: FloatTensor<Self>,
     ) -> impl Future<Output = Result<TensorData, ExecutionError>> + Send {
-        let (inner, batched) = (tensor.inner, tensor.batched);
+        let (inner, batched, members) = (tensor.inner, tensor.batched, tensor.members);
         async move {
-            if batched {
+            if batched && members != 1 {
                 return Err(crate::tensor::batched_read_error("float_into_data"));
             }
-            B::float_into_data(inner).await
+            let data = B::float_into_data(inner).await?;
+            Ok(crate::tensor::strip_single_member(data, batched))
         }
     }
 

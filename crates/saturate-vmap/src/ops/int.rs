@@ -164,12 +164,13 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_into_data(
         tensor: IntTensor<Self>,
     ) -> impl Future<Output = Result<TensorData, ExecutionError>> + Send {
-        let (inner, batched) = (tensor.inner, tensor.batched);
+        let (inner, batched, members) = (tensor.inner, tensor.batched, tensor.members);
         async move {
-            if batched {
+            if batched && members != 1 {
                 return Err(crate::tensor::batched_read_error("int_into_data"));
             }
-            B::int_into_data(inner).await
+            let data = B::int_into_data(inner).await?;
+            Ok(crate::tensor::strip_single_member(data, batched))
         }
     }
 

@@ -33,7 +33,15 @@
 //! ```
 //!
 //! Learning-rate schedules: [`MemberSchedulers`] runs one burn `LrScheduler` per member and
-//! gives K learning rates per step.
+//! gives K learning rates per step; with [`AnyLrSchedulerConfig`], members may even follow
+//! schedules of different kinds.
+//!
+//! | type | what |
+//! |---|---|
+//! | [`SgdConfig`], [`AdamConfig`], [`AdamWConfig`] | burn-optim's configs, every scalar a [`HyperParam`] |
+//! | [`GroupOptimizer`] | the optimizer of a group: `step`, `retain`, `extend`, `to_record` / `load_record` |
+//! | [`MemberSchedulers`] | K learning rates per step from K burn schedulers |
+//! | [`OptimError`] | typed errors naming the field |
 
 mod adam;
 mod adamw;
@@ -58,7 +66,9 @@ pub use error::OptimError;
 pub use grad_clipping::GradientClippingConfig;
 pub use group::GroupOptimizer;
 pub use hyper::HyperParam;
-pub use lr_scheduler::{MemberSchedulers, SchedulerConfig};
+pub use lr_scheduler::{
+    AnyLrScheduler, AnyLrSchedulerConfig, AnyLrSchedulerRecord, MemberSchedulers, SchedulerConfig,
+};
 pub use momentum::MomentumConfig;
 pub use record::{GroupOptimizerRecord, GroupOptimizerRecordItem};
 pub use sgd::{Sgd, SgdConfig};

@@ -53,7 +53,7 @@ pub(crate) fn append_zero_members<B: VmapBackend>(
     let logical = tensor.shape();
     let inner = physical::<B>(tensor.is_batched(), tensor.into_inner(), members);
     let device = B::Inner::float_device(&inner);
-    let mut zeros_shape = logical.clone();
+    let mut zeros_shape = logical;
     zeros_shape.insert(0, new);
     let zeros = TensorData::zeros::<<B::Inner as BackendTypes>::FloatElem, _>(zeros_shape);
     let zeros = B::Inner::float_from_data(zeros, &device);

@@ -137,3 +137,67 @@ fn composed() {
         }),
     );
 }
+
+/// Members following schedules of different kinds, through `AnyLrSchedulerConfig`; the
+/// references drive burn's schedulers directly.
+#[test]
+fn a_different_kind_per_member() {
+    use saturate_optim::AnyLrSchedulerConfig;
+
+    let step = StepLrSchedulerConfig::new(0.02, 10);
+    let cosine = CosineAnnealingLrSchedulerConfig::new(0.05, 30);
+    let noam = NoamLrSchedulerConfig::new(0.2)
+        .with_warmup_steps(10)
+        .with_model_size(128);
+    let mut burn_step = step.init().unwrap();
+    let mut burn_cosine = cosine.init().unwrap();
+    let mut burn_noam = noam.init().unwrap();
+    let reference_lrs: Vec<Vec<f64>> = vec![
+        vec![0.01; STEPS],
+        (0..STEPS).map(|_| burn_step.step()).collect(),
+        (0..STEPS).map(|_| burn_cosine.step()).collect(),
+        (0..STEPS).map(|_| burn_noam.step()).collect(),
+    ];
+    let configs: [AnyLrSchedulerConfig; K] = [0.01.into(), step.into(), cosine.into(), noam.into()];
+    let mut schedulers = MemberSchedulers::init(&configs).unwrap();
+    let config = SgdConfig::new().with_momentum(Some(MomentumConfig::new()));
+    parity_with(
+        "a schedule kind per member",
+        config.init(K).unwrap(),
+        |_| {
+            BurnSgd::new()
+                .with_momentum(Some(BurnMomentum::new()))
+                .init()
+        },
+        |_| schedulers.step(),
+        &reference_lrs,
+    );
+}
+
+#[test]
+fn schedules_of_different_kinds_round_trip() {
+    use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
+    use saturate_optim::AnyLrSchedulerConfig;
+
+    let configs: [AnyLrSchedulerConfig; 3] = [
+        ExponentialLrSchedulerConfig::new(0.1, 0.9).into(),
+        LinearLrSchedulerConfig::new(0.1, 0.01, 20).into(),
+        ComposedLrSchedulerConfig::new()
+            .cosine(CosineAnnealingLrSchedulerConfig::new(0.1, 10))
+            .into(),
+    ];
+    let mut schedulers = MemberSchedulers::init(&configs).unwrap();
+    for _ in 0..7 {
+        schedulers.step();
+    }
+    let recorder = BinBytesRecorder::<FullPrecisionSettings>::default();
+    let bytes = recorder.record(schedulers.to_record::<GB>(), ()).unwrap();
+    let record = recorder.load(bytes, &Default::default()).unwrap();
+    let mut restored = MemberSchedulers::init(&configs)
+        .unwrap()
+        .load_record::<GB>(record)
+        .unwrap();
+    for _ in 0..5 {
+        assert_eq!(restored.step(), schedulers.step());
+    }
+}

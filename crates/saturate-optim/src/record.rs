@@ -15,11 +15,29 @@ use crate::members::{batched_from_inner, physical};
 /// The state of a group optimizer: for every parameter, its moments (with the member axis) and
 /// each member's step count. Save and load it with any of burn's recorders:
 ///
-/// ```ignore
-/// let recorder = BinFileRecorder::<FullPrecisionSettings>::new();
-/// recorder.record(optim.to_record(), path.clone())?;
-/// let record = recorder.load(path, &group.device())?;
-/// let optim = config.init(members)?.load_record(record)?;
+/// ```
+/// use burn::backend::{Autodiff, NdArray};
+/// use burn::nn::{Linear, LinearConfig};
+/// use burn::optim::GradientsParams;
+/// use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
+/// use burn::tensor::Tensor;
+/// use saturate_optim::AdamConfig;
+/// use saturate_vmap::{Batched, Vmap};
+///
+/// type B = Autodiff<Vmap<NdArray>>;
+/// # let group: Batched<Linear<B>> =
+/// #     Batched::init(2, &Default::default(), |d| LinearConfig::new(3, 1).init(d)).unwrap();
+/// # let x = Tensor::<B, 2>::ones([4, 3], &group.device());
+/// # let grads = GradientsParams::from_grads(group.forward(x).mean().backward(), &*group);
+/// let config = AdamConfig::new().with_beta_1([0.9, 0.95]);
+/// let mut optim = config.init::<B, Linear<B>>(2).unwrap();
+/// let group = optim.step([1e-3, 1e-2], group, grads).unwrap();
+///
+/// let recorder = BinBytesRecorder::<FullPrecisionSettings>::default();
+/// let bytes = recorder.record(optim.to_record(), ()).unwrap();
+/// let record = recorder.load(bytes, &group.device()).unwrap();
+/// let restored = config.init::<B, Linear<B>>(2).unwrap().load_record(record).unwrap();
+/// assert_eq!(restored.to_record().len(), 2); // weight and bias
 /// ```
 #[derive(Clone, Debug)]
 pub struct GroupOptimizerRecord<B: VmapBackend> {

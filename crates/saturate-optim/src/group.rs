@@ -235,7 +235,8 @@ where
     /// Restores the state saved by [`to_record`](Self::to_record).
     ///
     /// # Errors
-    /// [`OptimError::MemberCountMismatch`] if the record has a different member count.
+    /// [`OptimError::MemberCountMismatch`] if the record, or the state of one of its
+    /// parameters, has a different member count.
     pub fn load_record(
         mut self,
         record: GroupOptimizerRecord<B::InnerBackend>,
@@ -247,7 +248,22 @@ where
                 got: record.members(),
             });
         }
-        self.states = record.into_states().into_iter().collect();
+        let states = record.into_states();
+        for (id, state) in &states {
+            let inconsistent = state.steps.len() != self.members
+                || state
+                    .tensors
+                    .iter()
+                    .any(|t| B::InnerBackend::float_to_vmap(t.clone()).members() != self.members);
+            if inconsistent {
+                return Err(OptimError::MemberCountMismatch {
+                    what: format!("the optimizer record of parameter {id}"),
+                    expected: self.members,
+                    got: state.steps.len(),
+                });
+            }
+        }
+        self.states = states.into_iter().collect();
         Ok(self)
     }
 }

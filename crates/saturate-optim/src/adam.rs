@@ -208,19 +208,21 @@ impl AdaptiveMomentum {
                 }
             }
             Some(state) => {
-                let moment_1 = state
-                    .tensor::<D>(0)
+                let (steps, tensors) = state.into_parts::<D>();
+                let mut tensors = tensors.into_iter();
+                let moment_1 = tensors
+                    .next()
                     .expect("saturate-optim: Adam state holds the first moment")
                     .mul_members(&Scalars::f32(&self.beta_1))
                     .add(grad.clone().mul_members(&factor_1));
-                let moment_2 = state
-                    .tensor::<D>(1)
+                let moment_2 = tensors
+                    .next()
                     .expect("saturate-optim: Adam state holds the second moment")
                     .mul_members(&Scalars::f32(&self.beta_2))
                     .add(grad.square().mul_members(&factor_2));
+                let previous_max = tensors.next();
                 let max_moment_2 = self.amsgrad.then(|| {
-                    state
-                        .tensor::<D>(2)
+                    previous_max
                         .unwrap_or_else(|| moment_2.clone())
                         .max_pair(moment_2.clone())
                 });
@@ -228,7 +230,7 @@ impl AdaptiveMomentum {
                     moment_1,
                     moment_2,
                     max_moment_2,
-                    steps: state.steps.iter().map(|s| s + 1).collect(),
+                    steps: steps.iter().map(|s| s + 1).collect(),
                 }
             }
         }

@@ -42,6 +42,17 @@ impl<B: VmapBackend> MemberState<B> {
             .map(|t| Tensor::from_primitive(TensorPrimitive::Float(t.clone())))
     }
 
+    /// The step counts and the state tensors as tensors of rank `D`, by value (so that the
+    /// update can work in place).
+    pub fn into_parts<const D: usize>(self) -> (Vec<usize>, Vec<Tensor<B, D>>) {
+        let tensors = self
+            .tensors
+            .into_iter()
+            .map(|t| Tensor::from_primitive(TensorPrimitive::Float(t)))
+            .collect();
+        (self.steps, tensors)
+    }
+
     /// The number of members.
     pub fn members(&self) -> usize {
         self.steps.len()

@@ -121,11 +121,9 @@ where
             )
         });
         let (tensor, state) = rule.step(lr, tensor, grad, state);
-        let state: Option<FlatState<B>> = state.map(|s| FlatState {
-            tensors: (0..s.tensors.len())
-                .map(|i| s.tensor::<1>(i).expect("index in range"))
-                .collect(),
-            steps: s.steps,
+        let state: Option<FlatState<B>> = state.map(|s| {
+            let (steps, tensors) = s.into_parts::<1>();
+            FlatState { steps, tensors }
         });
         let mut offset = 0;
         for (id, len) in ids.into_iter().zip(lens) {
@@ -178,11 +176,12 @@ where
         };
         let tensor = param.val().inner();
         let len = tensor.shape().num_elements();
-        let state = self.states.remove(&id).map(|s| FlatState {
-            tensors: (0..s.tensors.len())
-                .map(|i| s.tensor::<D>(i).expect("index in range").reshape([len]))
-                .collect(),
-            steps: s.steps,
+        let state = self.states.remove(&id).map(|s| {
+            let (steps, tensors) = s.into_parts::<D>();
+            FlatState {
+                steps,
+                tensors: tensors.into_iter().map(|t| t.reshape([len])).collect(),
+            }
         });
         self.entries.push(Entry {
             id,

@@ -210,29 +210,30 @@ impl UpdateRule for Sgd {
         let mut new_state = None;
         if let Some(m) = &self.momentum {
             let momentum = Scalars::f32(&m.momentum);
-            let (velocity, steps) =
-                match state {
-                    // burn's first step: the velocity is the gradient, undampened.
-                    None => (grad.clone(), vec![1; self.members]),
-                    Some(state) => {
-                        let previous = state
-                            .tensor::<D>(0)
-                            .expect("saturate-optim: SGD state holds the velocity");
-                        // Members on their first step (added by `extend`) have a zero velocity and
-                        // take the gradient undampened, as burn does on its first step.
-                        let grad_factor = state
-                            .steps
+            let (velocity, steps) = match state {
+                // burn's first step: the velocity is the gradient, undampened.
+                None => (grad.clone(), vec![1; self.members]),
+                Some(state) => {
+                    let (steps, tensors) = state.into_parts::<D>();
+                    let previous = tensors
+                        .into_iter()
+                        .next()
+                        .expect("saturate-optim: SGD state holds the velocity");
+                    // Members on their first step (added by `extend`) have a zero velocity and
+                    // take the gradient undampened, as burn does on its first step.
+                    let grad_factor =
+                        steps
                             .iter()
                             .zip(&m.dampening)
                             .map(|(&steps, &d)| if steps == 0 { 1.0 } else { 1.0 - d });
-                        let velocity = grad
-                            .clone()
-                            .mul_members(&Scalars::new(grad_factor))
-                            .add(previous.mul_members(&momentum));
-                        let steps = state.steps.iter().map(|s| s + 1).collect();
-                        (velocity, steps)
-                    }
-                };
+                    let velocity = grad
+                        .clone()
+                        .mul_members(&Scalars::new(grad_factor))
+                        .add(previous.mul_members(&momentum));
+                    let steps = steps.iter().map(|s| s + 1).collect();
+                    (velocity, steps)
+                }
+            };
             grad = if m.nesterov {
                 velocity.clone().mul_members(&momentum).add(grad)
             } else {

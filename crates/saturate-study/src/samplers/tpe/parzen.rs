@@ -751,6 +751,67 @@ mod tests {
     }
 
     #[test]
+    fn log_density_matches_optuna() {
+        // Optuna 4.9: _ParzenEstimator({"x": obs}, {"x": d}, _ParzenEstimatorParameters(
+        //     1.0, True, False, default_weights, False, {})).log_pdf({"x": xs})
+        // with obs = [0.1, 0.15, 0.5, 0.52, 0.9, 0.3, 0.31, 0.05] (× 10, rounded, for ints).
+        use crate::distributions::*;
+        let obs = [0.1, 0.15, 0.5, 0.52, 0.9, 0.3, 0.31, 0.05];
+        let settings = ParzenSettings {
+            prior_weight: 1.0,
+            consider_magic_clip: true,
+            consider_endpoints: false,
+            multivariate: false,
+        };
+        let cases: [(Distribution, Vec<f64>, [f64; 5], [f64; 5]); 3] = [
+            (
+                Distribution::Float(FloatDistribution::new(0.0, 1.0, false, None).unwrap()),
+                obs.to_vec(),
+                [0.02, 0.2, 0.5, 0.77, 0.99],
+                [
+                    0.44029910945599704,
+                    0.4856473683225695,
+                    -0.1007598874584894,
+                    -0.6664208403113618,
+                    -0.9965794073925065,
+                ],
+            ),
+            (
+                Distribution::Float(FloatDistribution::new(0.01, 1.0, true, None).unwrap()),
+                obs.to_vec(),
+                [0.02, 0.2, 0.5, 0.77, 0.99],
+                [
+                    -2.884131636057447,
+                    -1.244396714206928,
+                    -0.8669716345570224,
+                    -1.0747148880461945,
+                    -1.330986808344175,
+                ],
+            ),
+            (
+                Distribution::Int(IntDistribution::new(0, 10, false, 1).unwrap()),
+                vec![1.0, 2.0, 5.0, 5.0, 9.0, 3.0, 3.0, 0.0], // numpy.round: 0.5 -> 0
+                [0.0, 2.0, 5.0, 8.0, 10.0],
+                [
+                    -2.1044862149739623,
+                    -1.8405219013135363,
+                    -2.524974572453191,
+                    -3.0921018732904644,
+                    -3.3961133901568323,
+                ],
+            ),
+        ];
+        for (distribution, obs, xs, expected) in cases {
+            let space: SearchSpace = [("x".to_string(), distribution)].into();
+            let estimator = ParzenEstimator::new(&[obs], &space, settings, None);
+            let samples: Vec<Vec<f64>> = xs.iter().map(|x| vec![*x]).collect();
+            for (got, want) in estimator.log_pdf(&samples).iter().zip(expected) {
+                assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+            }
+        }
+    }
+
+    #[test]
     fn sigmas_use_the_larger_gap() {
         let s = univariate_sigmas(&[0.5, 0.1, 0.2], 0.0, 1.0, true);
         assert_eq!(s, vec![0.5, 0.1, 0.3]);

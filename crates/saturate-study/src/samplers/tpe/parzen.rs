@@ -763,7 +763,8 @@ mod tests {
             consider_endpoints: false,
             multivariate: false,
         };
-        let cases: [(Distribution, Vec<f64>, [f64; 5], [f64; 5]); 3] = [
+        type Case = (Distribution, Vec<f64>, [f64; 5], [f64; 5]);
+        let cases: [Case; 3] = [
             (
                 Distribution::Float(FloatDistribution::new(0.0, 1.0, false, None).unwrap()),
                 obs.to_vec(),

@@ -30,8 +30,8 @@ const BATCH: usize = 6;
 
 #[derive(Module, Debug)]
 pub struct Mlp<B: Backend> {
-    hidden: Linear<B>,
-    output: Linear<B>,
+    pub hidden: Linear<B>,
+    pub output: Linear<B>,
 }
 
 impl<B: Backend> Mlp<B> {

@@ -20,6 +20,10 @@ use crate::momentum::MomentumConfig;
 /// Configuration of [`Sgd`], field for field burn's `SgdConfig`, with every scalar given once or
 /// per member ([`HyperParam`](crate::HyperParam)).
 ///
+/// Stochastic gradient descent: Robbins & Monro, *A Stochastic Approximation Method*, Annals of
+/// Mathematical Statistics 1951; momentum: Polyak, *Some methods of speeding up the convergence
+/// of iteration methods*, 1964; Nesterov's variant as in Sutskever et al., ICML 2013.
+///
 /// The update of member k, with learning rate `lr[k]`, is burn's:
 /// `g += penalty[k] * p` (weight decay), then momentum (see [`MomentumConfig`]), then
 /// `p -= lr[k] * g`. Gradient clipping, if any, is applied to `g` first.

@@ -139,6 +139,7 @@ impl Json {
     /// Parses one JSON document, accepting Python's `NaN`, `Infinity` and `-Infinity`.
     pub(crate) fn parse(text: &str) -> Result<Json, String> {
         let mut parser = Parser {
+            text,
             bytes: text.as_bytes(),
             pos: 0,
         };
@@ -236,6 +237,7 @@ fn write_python_string(out: &mut String, s: &str) {
 const MAX_DEPTH: usize = 512;
 
 struct Parser<'a> {
+    text: &'a str,
     bytes: &'a [u8],
     pos: usize,
 }
@@ -339,7 +341,7 @@ impl Parser<'_> {
             }
             self.pos += 1;
         }
-        let text = std::str::from_utf8(&self.bytes[start..self.pos]).expect("ASCII digits");
+        let text = &self.text[start..self.pos];
         if !is_float {
             if let Ok(i) = text.parse::<i64>() {
                 return Ok(Json::Int(i));
@@ -372,10 +374,8 @@ impl Parser<'_> {
                 }
                 self.pos += 1;
             }
-            out.push_str(
-                std::str::from_utf8(&self.bytes[start..self.pos])
-                    .map_err(|_| self.error("invalid UTF-8"))?,
-            );
+            // Both ends are at ASCII bytes, so at character boundaries.
+            out.push_str(&self.text[start..self.pos]);
             match self.bytes.get(self.pos) {
                 Some(b'"') => {
                     self.pos += 1;

@@ -194,7 +194,23 @@ pub(crate) fn to_line(op: &Operation, worker_id: &str, out: &mut String) {
 
 /// The operation of a journal line. `Ok(None)` for records this reader skips (op 10,
 /// DISCARD_TRIALS of Optuna 5, which 5.0 itself ignores).
-pub(crate) fn from_line(line: &str) -> Result<Option<Operation>, String> {
+/// Distributions by their JSON string: a journal repeats the same few strings on most
+/// lines, so each is parsed once.
+pub(crate) type DistributionCache = std::collections::HashMap<String, Distribution>;
+
+fn distribution(text: &str, cache: &mut DistributionCache) -> Result<Distribution, String> {
+    if let Some(d) = cache.get(text) {
+        return Ok(d.clone());
+    }
+    let d = Distribution::from_json_str(text).map_err(|e| e.to_string())?;
+    cache.insert(text.to_owned(), d.clone());
+    Ok(d)
+}
+
+pub(crate) fn from_line(
+    line: &str,
+    cache: &mut DistributionCache,
+) -> Result<Option<Operation>, String> {
     let json = Json::parse(line)?;
     let get = |key: &str| json.get(key).ok_or_else(|| format!("missing `{key}`"));
     let id = |key: &str| -> Result<u64, String> {
@@ -256,6 +272,7 @@ pub(crate) fn from_line(line: &str) -> Result<Option<Operation>, String> {
                 Some(Box::new(template_from(
                     &json,
                     datetime("datetime_complete")?,
+                    cache,
                 )?))
             } else {
                 None
@@ -267,12 +284,12 @@ pub(crate) fn from_line(line: &str) -> Result<Option<Operation>, String> {
             }
         }
         SET_TRIAL_PARAM => {
-            let distribution = Distribution::from_json_str(
+            let distribution = distribution(
                 get("distribution")?
                     .as_str()
                     .ok_or("`distribution` is not a string")?,
-            )
-            .map_err(|e| e.to_string())?;
+                cache,
+            )?;
             Operation::SetTrialParam {
                 trial_id: id("trial_id")?,
                 name: get("param_name")?
@@ -328,6 +345,7 @@ pub(crate) fn from_line(line: &str) -> Result<Option<Operation>, String> {
 fn template_from(
     json: &Json,
     datetime_complete: Option<chrono::NaiveDateTime>,
+    cache: &mut DistributionCache,
 ) -> Result<FrozenTrial, String> {
     let state = match json.get("state") {
         None => TrialState::Running,
@@ -360,7 +378,7 @@ fn template_from(
             .find(|(k, _)| k == name)
             .and_then(|(_, d)| d.as_str())
             .ok_or_else(|| format!("no distribution for param `{name}`"))?;
-        let distribution = Distribution::from_json_str(text).map_err(|e| e.to_string())?;
+        let distribution = distribution(text, cache)?;
         trial.params.insert(
             name.clone(),
             Param {

@@ -31,6 +31,7 @@ struct Replay {
     /// Lines replayed so far.
     lines: usize,
     buf: Vec<u8>,
+    distributions: record::DistributionCache,
 }
 
 impl JournalStorage {
@@ -82,7 +83,7 @@ impl JournalStorage {
             let end = start + len;
             let parsed = std::str::from_utf8(&buf[start..end])
                 .map_err(|e| e.to_string())
-                .and_then(record::from_line);
+                .and_then(|line| record::from_line(line, &mut replay.distributions));
             match parsed {
                 Ok(op) => {
                     if let Some(op) = op {

@@ -247,3 +247,69 @@ fn constant_liar_spreads_trials_asked_together() {
     assert!(with.windows(2).all(|w| w[0] != w[1]));
     assert!(spread(&with) > 0.0 && spread(&without) >= 0.0);
 }
+
+#[test]
+fn multivariate_constant_liar_publishes_relative_params_of_running_trials() {
+    let study = DefaultStudy::builder()
+        .sampler(
+            TpeSampler::builder()
+                .seed(0)
+                .n_startup_trials(5)
+                .multivariate(true)
+                .constant_liar(true)
+                .build(),
+        )
+        .build()
+        .unwrap();
+    let objective = |t: &mut Trial| -> Result<f64, saturate_study::study::ObjectiveError> {
+        let x = t.suggest_float("x", -10.0, 10.0)?;
+        let y = t.suggest_float("y", -10.0, 10.0)?;
+        Ok(x * x + y * y)
+    };
+    study.optimize(Some(15), None, objective).unwrap();
+    let mut batch = study.ask_many(4).unwrap();
+    // Each trial's joint sample was published before the next one was drawn, so the
+    // later trials saw the earlier ones as (bad) RUNNING observations.
+    for t in &batch {
+        let stored = study.storage().get_trial(t.id()).unwrap();
+        assert!(
+            stored.system_attrs.contains_key("tpe:relative_params:0"),
+            "trial {}",
+            t.number()
+        );
+    }
+    let points: Vec<(f64, f64)> = batch
+        .iter_mut()
+        .map(|t| {
+            (
+                t.suggest_float("x", -10.0, 10.0).unwrap(),
+                t.suggest_float("y", -10.0, 10.0).unwrap(),
+            )
+        })
+        .collect();
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+}
+
+#[test]
+fn qmc_points_are_stratified() {
+    for kind in [QmcKind::Sobol, QmcKind::Halton] {
+        let study = DefaultStudy::builder()
+            .sampler(QmcSampler::new(kind, Some(7)))
+            .build()
+            .unwrap();
+        study
+            .optimize(Some(17), None, |t| Ok(t.suggest_float("x", 0.0, 1.0)?))
+            .unwrap();
+        // Points 0..16 of both sequences put exactly one point in each sixteenth.
+        let mut bins: Vec<usize> = study.trials(None).unwrap()[1..]
+            .iter()
+            .map(|t| (t.params["x"].internal * 16.0) as usize)
+            .collect();
+        bins.sort_unstable();
+        assert_eq!(bins, (0..16).collect::<Vec<_>>(), "{kind:?}");
+    }
+}

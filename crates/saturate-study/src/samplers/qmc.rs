@@ -22,7 +22,7 @@ pub enum QmcKind {
 }
 
 /// Samples the search space of the first COMPLETE trial with a scrambled low-discrepancy
-/// sequence: trial number n gets point n (Optuna's `QMCSampler`). Parameters outside that
+/// sequence: trial number n gets point n − 1 (Optuna's `QMCSampler`). Parameters outside that
 /// space, and every parameter of the first trial, are sampled at random.
 #[derive(Debug)]
 pub struct QmcSampler {
@@ -56,7 +56,7 @@ impl QmcSampler {
                 let base = PRIMES[dimension % PRIMES.len()];
                 let mut f = 1.0;
                 let mut r = 0.0;
-                let mut i = index + 1;
+                let mut i = index;
                 while i > 0 {
                     f /= base as f64;
                     r += f * (i % base) as f64;
@@ -108,7 +108,9 @@ impl Sampler for QmcSampler {
             .iter()
             .enumerate()
             .map(|(d, (name, distribution))| {
-                let u = self.point(trial.number, d).min(1.0 - f64::EPSILON);
+                // Trial 0 defines the space and is sampled at random: point 0 goes to trial 1.
+                let index = trial.number.saturating_sub(1);
+                let u = self.point(index, d).min(1.0 - f64::EPSILON);
                 (name.clone(), from_unit(u, distribution))
             })
             .collect())

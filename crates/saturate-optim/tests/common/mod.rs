@@ -74,7 +74,7 @@ pub fn init_group(members: usize) -> Batched<Mlp<GB>> {
 }
 
 /// Every float parameter of every member, in visit order: `[member][param]`.
-pub fn group_params(group: &Batched<Mlp<GB>>) -> Vec<Vec<Vec<f32>>> {
+pub fn group_params<M: Module<GB>>(group: &Batched<M>) -> Vec<Vec<Vec<f32>>> {
     struct Collect(Vec<Vec<TensorData>>);
     impl ModuleVisitor<GB> for Collect {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<GB, D>>) {
@@ -89,7 +89,7 @@ pub fn group_params(group: &Batched<Mlp<GB>>) -> Vec<Vec<Vec<f32>>> {
 }
 
 /// Every float parameter of a reference module, in visit order.
-pub fn reference_params(model: &Mlp<RB>) -> Vec<Vec<f32>> {
+pub fn reference_params<M: Module<RB>>(model: &M) -> Vec<Vec<f32>> {
     struct Collect(Vec<Vec<f32>>);
     impl ModuleVisitor<RB> for Collect {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<RB, D>>) {
@@ -104,6 +104,11 @@ pub fn reference_params(model: &Mlp<RB>) -> Vec<Vec<f32>> {
 
 /// A reference module (unmodified burn) holding the given parameters.
 pub fn reference_from(params: &[Vec<f32>]) -> Mlp<RB> {
+    load_params(Mlp::<RB>::new(&Default::default()), params)
+}
+
+/// `model` with its float parameters replaced, in visit order, by `params`.
+pub fn load_params<M: Module<RB>>(model: M, params: &[Vec<f32>]) -> M {
     struct Load<'a>(std::slice::Iter<'a, Vec<f32>>);
     impl ModuleMapper<RB> for Load<'_> {
         fn map_float<const D: usize>(
@@ -118,7 +123,7 @@ pub fn reference_from(params: &[Vec<f32>]) -> Mlp<RB> {
             Param::from_mapped_value(id, tensor, mapper)
         }
     }
-    Mlp::<RB>::new(&Default::default()).map(&mut Load(params.iter()))
+    model.map(&mut Load(params.iter()))
 }
 
 /// Reference copies of every member of a group (same parameters, on `Autodiff<NdArray>`).
@@ -180,11 +185,11 @@ pub fn max_abs_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
 
 /// Asserts that member `member` of the group matches its reference within [`ATOL`], and that
 /// training moved it (so the comparison is not vacuous).
-pub fn assert_member_matches(
+pub fn assert_member_matches<M: Module<RB>>(
     what: &str,
     member: usize,
     got: &[Vec<f32>],
-    reference: &Mlp<RB>,
+    reference: &M,
     initial: &[Vec<f32>],
 ) {
     let want = reference_params(reference);

@@ -3,6 +3,7 @@
 //! burn-optim's own `Sgd` / `Adam` / `AdamW` on `Autodiff<NdArray>`. Every parameter must agree
 //! within `atol 1e-6` (the golden values are burn-optim's own runs, computed in the test).
 
+mod conv;
 mod optimizers;
 mod schedulers;
 

@@ -113,3 +113,12 @@ fn adamw_config() -> AdamWConfig {
 }
 
 const LR: [f64; K] = [0.01, 0.02, 0.005, 0.03];
+
+#[test]
+fn the_optimizer_and_its_record_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<GroupOptimizer<saturate_optim::Adam, Mlp<GB>, GB>>();
+    assert_send::<saturate_optim::GroupOptimizerRecord<saturate_vmap::Vmap<burn::backend::NdArray>>>(
+    );
+    assert_send::<saturate_optim::MemberSchedulers<saturate_optim::AnyLrScheduler>>();
+}

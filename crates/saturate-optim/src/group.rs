@@ -117,11 +117,6 @@ where
         self.members
     }
 
-    /// The resolved update rule (hyperparameters, one value per member).
-    pub fn rule(&self) -> &R {
-        &self.rule
-    }
-
     /// One update of every parameter of the group that has a gradient in `grads`: burn's
     /// `Optimizer::step` with one learning rate per member (`lr[k]` for member k; a single value
     /// is shared).

@@ -97,20 +97,12 @@ impl<P: TensorMetadata> TensorMetadata for VmapTensor<P> {
     }
 }
 
-impl<P: TensorMetadata> VmapTensor<P> {
-    /// The physical shape (`[K, ...logical]` when batched).
-    pub(crate) fn physical_shape(&self) -> Shape {
-        self.inner.shape()
-    }
-}
-
 /// A quantized tensor of the [`Vmap`](crate::Vmap) backend. Quantization is not supported under
 /// vmap: every quantized op panics with a message naming it.
 #[derive(Clone, Debug)]
 pub struct VmapQTensor<Q> {
     pub(crate) inner: Q,
     pub(crate) batched: bool,
-    pub(crate) members: usize,
 }
 
 impl<Q: TensorMetadata> TensorMetadata for VmapQTensor<Q> {
@@ -280,27 +272,6 @@ pub(crate) fn align2<B: Backend, K1: Kind<B>, K2: Kind<B>>(
         (true, true) => (a.inner, b.inner, true, members),
         _ => (front::<B, K1>(a), front::<B, K2>(b), true, members),
     }
-}
-
-/// Like [`align2`] for three operands (e.g. `mask_where`).
-pub(crate) fn align3<B: Backend, K1: Kind<B>, K2: Kind<B>, K3: Kind<B>>(
-    op: &str,
-    a: VmapTensor<K1::P>,
-    b: VmapTensor<K2::P>,
-    c: VmapTensor<K3::P>,
-) -> (K1::P, K2::P, K3::P, bool, usize) {
-    let members = check_members(op, a.members, b.members);
-    let members = check_members(op, members, c.members);
-    if !a.batched && !b.batched && !c.batched {
-        return (a.inner, b.inner, c.inner, false, members);
-    }
-    (
-        front::<B, K1>(a),
-        front::<B, K2>(b),
-        front::<B, K3>(c),
-        true,
-        members,
-    )
 }
 
 /// Aligns many operands of the same kind (e.g. `cat`): all unbatched stay as they are;

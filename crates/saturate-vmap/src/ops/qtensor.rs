@@ -1,4 +1,4 @@
-//! Batching rules for `QTensorOps`.
+//! `QTensorOps`: quantization is not supported under vmap; every op panics naming itself.
 
 #![allow(unused_variables, unused_imports)]
 
@@ -10,11 +10,16 @@ use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
 use burn_backend::quantization::*;
 use core::future::Future;
 
+use crate::tensor::unsupported;
 use crate::Vmap;
+
+/// Why every quantized op panics under vmap.
+const WHY: &str =
+    "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`";
 
 impl<B: Backend> QTensorOps<Self> for Vmap<B> {
     fn q_from_data(data: TensorData, device: &Device<Self>) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_from_data", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_from_data", WHY)
     }
 
     fn quantize(
@@ -22,37 +27,41 @@ impl<B: Backend> QTensorOps<Self> for Vmap<B> {
         scheme: &QuantScheme,
         qparams: QuantizationParametersPrimitive<Self>,
     ) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("quantize", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("quantize", WHY)
     }
 
     // provided: quantize_dynamic
     fn dequantize(tensor: QuantizedTensor<Self>, dtype: FloatDType) -> FloatTensor<Self> {
-        crate::tensor::unsupported("dequantize", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("dequantize", WHY)
     }
 
     fn q_device(tensor: &QuantizedTensor<Self>) -> Device<Self> {
-        crate::tensor::unsupported("q_device", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_device", WHY)
     }
 
     fn q_to_device(tensor: QuantizedTensor<Self>, device: &Device<Self>) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_to_device", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_to_device", WHY)
     }
 
     fn q_reshape(tensor: QuantizedTensor<Self>, shape: Shape) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_reshape", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_reshape", WHY)
     }
 
     fn q_into_data(
         tensor: QuantizedTensor<Self>,
     ) -> impl Future<Output = Result<TensorData, ExecutionError>> + Send {
-        async move { Err(crate::tensor::batched_read_error("q_into_data")) }
+        core::future::ready(Err(ExecutionError::WithContext {
+            reason: "saturate-vmap: `q_into_data` is not supported under vmap: quantized tensors \
+                     cannot carry a member axis"
+                .into(),
+        }))
     }
 
     // provided: q_detach
     // provided: q_set_require_grad
     // provided: q_is_require_grad
     fn q_expand(tensor: QuantizedTensor<Self>, shape: Shape) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_expand", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_expand", WHY)
     }
 
     // provided: q_transpose
@@ -61,15 +70,15 @@ impl<B: Backend> QTensorOps<Self> for Vmap<B> {
         dim1: usize,
         dim2: usize,
     ) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_swap_dims", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_swap_dims", WHY)
     }
 
     fn q_permute(tensor: QuantizedTensor<Self>, axes: &[usize]) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_permute", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_permute", WHY)
     }
 
     fn q_flip(tensor: QuantizedTensor<Self>, axes: &[usize]) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_flip", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_flip", WHY)
     }
 
     fn q_select(
@@ -77,11 +86,11 @@ impl<B: Backend> QTensorOps<Self> for Vmap<B> {
         dim: usize,
         indices: IntTensor<Self>,
     ) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_select", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_select", WHY)
     }
 
     fn q_slice(tensor: QuantizedTensor<Self>, slices: &[Slice]) -> QuantizedTensor<Self> {
-        crate::tensor::unsupported("q_slice", "quantized tensors cannot carry a member axis; quantize each member after `Batched::member`")
+        unsupported("q_slice", WHY)
     }
 
     // provided: q_gather

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Optuna's TPE on saturate-study's benchmark functions (see benches/tpe_quality.rs).
 
-usage: <venv>/bin/python scripts/python/bench_tpe.py [n_seeds] [n_trials]
+usage: <venv>/bin/python scripts/python/bench_tpe.py [n_seeds] [n_trials] [first_seed] [f1,f2,..]
 Prints one JSON object: {function: [best value per seed]}. The functions and search
 spaces are the same as in benches/tpe_quality.rs.
 """
@@ -67,10 +67,13 @@ FUNCTIONS = {"sphere-5d": sphere, "rosenbrock-5d": rosenbrock, "branin": branin,
 if __name__ == "__main__":
     n_seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     n_trials = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    first_seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    names = sys.argv[4].split(",") if len(sys.argv) > 4 else list(FUNCTIONS)
     out = {}
-    for name, f in FUNCTIONS.items():
+    for name in names:
+        f = FUNCTIONS[name]
         out[name] = []
-        for seed in range(n_seeds):
+        for seed in range(first_seed, first_seed + n_seeds):
             study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
             study.optimize(f, n_trials=n_trials)
             out[name].append(study.best_value)

@@ -2,7 +2,8 @@
 //! next to random search and (when a venv from `scripts/setup-python.sh` exists) Optuna's
 //! TPE run by `scripts/python/bench_tpe.py`.
 //!
-//! `cargo bench -p saturate-study --bench tpe_quality [-- n_seeds n_trials]` (10 × 200).
+//! `cargo bench -p saturate-study --bench tpe_quality [-- n_seeds n_trials first_seed]`
+//! (10 × 200 from seed 0).
 //! Set `SATURATE_OPTUNA_TPE_JSON` to a file with the script's output to reuse a run.
 
 use std::f64::consts::PI;
@@ -105,7 +106,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-fn optuna_results(n_seeds: usize, n_trials: usize) -> Option<serde_json::Value> {
+fn optuna_results(n_seeds: usize, n_trials: usize, first_seed: u64) -> Option<serde_json::Value> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let text = match std::env::var("SATURATE_OPTUNA_TPE_JSON") {
         // Relative to the workspace root.
@@ -117,7 +118,11 @@ fn optuna_results(n_seeds: usize, n_trials: usize) -> Option<serde_json::Value> 
             }
             let out = Command::new(python)
                 .arg(root.join("scripts/python/bench_tpe.py"))
-                .args([n_seeds.to_string(), n_trials.to_string()])
+                .args([
+                    n_seeds.to_string(),
+                    n_trials.to_string(),
+                    first_seed.to_string(),
+                ])
                 .output()
                 .ok()?;
             String::from_utf8(out.stdout).ok()?
@@ -133,19 +138,25 @@ fn main() {
         .collect();
     let n_seeds = args.first().copied().unwrap_or(10);
     let n_trials = args.get(1).copied().unwrap_or(200);
-    let optuna = optuna_results(n_seeds, n_trials);
-    println!("median best over {n_seeds} seeds x {n_trials} trials (lower is better)\n");
+    let first_seed = args.get(2).copied().unwrap_or(0) as u64;
+    let seeds = first_seed..first_seed + n_seeds as u64;
+    let optuna = optuna_results(n_seeds, n_trials, first_seed);
+    println!(
+        "median best over {n_seeds} seeds from {first_seed} x {n_trials} trials (lower is better)\n"
+    );
     println!(
         "| function | saturate TPE | Optuna 4.9 TPE | random search | saturate TPE ms/trial |"
     );
     println!("|---|---|---|---|---|");
     for (name, f) in FUNCTIONS {
         let started = std::time::Instant::now();
-        let tpe: Vec<f64> = (0..n_seeds as u64)
+        let tpe: Vec<f64> = seeds
+            .clone()
             .map(|seed| best(TpeSampler::builder().seed(seed).build(), f, n_trials))
             .collect();
         let ms = started.elapsed().as_secs_f64() * 1e3 / (n_seeds * n_trials) as f64;
-        let random: Vec<f64> = (0..n_seeds as u64)
+        let random: Vec<f64> = seeds
+            .clone()
             .map(|seed| best(RandomSampler::new(Some(seed)), f, n_trials))
             .collect();
         let theirs = optuna

@@ -320,33 +320,10 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             (false, false) => VmapTensor::unbatched(B::float_matmul(lhs.inner, rhs.inner), members),
             (true, true) => VmapTensor::batched(B::float_matmul(lhs.inner, rhs.inner), members),
             (false, true) => {
-                let ls = lhs.inner.shape();
-                let rs = rhs.inner.shape(); // [K, .., k, m]
-                let rank = ls.num_dims();
-                if rs[1..rank - 1].iter().all(|&d| d == 1) {
-                    // Unbatched input times batched weights: ONE matrix product against the
-                    // K weight matrices laid side by side, [rows, k] @ [k, K*m].
-                    let (k, m) = (ls[rank - 1], rs[rank]);
-                    let rows = ls.num_elements() / k.max(1);
-                    let x = B::float_reshape(lhs.inner, Shape::from(vec![rows, k]));
-                    let w = B::float_reshape(rhs.inner, Shape::from(vec![members, k, m]));
-                    let w = B::float_permute(w, &[1, 0, 2]);
-                    let w = B::float_reshape(w, Shape::from(vec![k, members * m]));
-                    let out = B::float_matmul(x, w);
-                    // [.., n, K, m] -> [K, .., n, m]
-                    let mut s = ls[..rank - 1].to_vec();
-                    s.push(members);
-                    s.push(m);
-                    let out = B::float_reshape(out, Shape::from(s));
-                    let mut axes = Vec::with_capacity(rank + 1);
-                    axes.push(rank - 1);
-                    axes.extend(0..rank - 1);
-                    axes.push(rank);
-                    VmapTensor::batched(B::float_permute(out, &axes), members)
-                } else {
-                    let l = front::<B, FloatKind>(lhs);
-                    VmapTensor::batched(B::float_matmul(l, rhs.inner), members)
-                }
+                // Shared lhs, per-member rhs: the lhs gets a size-1 member axis and the inner
+                // batched matmul broadcasts it (no copy; one product per member, contiguous).
+                let l = front::<B, FloatKind>(lhs);
+                VmapTensor::batched(B::float_matmul(l, rhs.inner), members)
             }
             (true, false) => {
                 let rs = rhs.inner.shape();

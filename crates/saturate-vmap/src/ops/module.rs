@@ -507,32 +507,17 @@ fn conv_t_x_backward<B: Backend, const N: usize>(
 // Linear and embedding.
 // ---------------------------------------------------------------------------------------------
 
-/// `[lead..., d] -> ([M, d], lead)`.
-fn rows<B: Backend>(p: Fp<B>) -> (Fp<B>, Vec<usize>) {
-    let d = dims(&p);
-    let last = *d.last().unwrap_or(&1);
-    let lead = d[..d.len().saturating_sub(1)].to_vec();
-    let m: usize = lead.iter().product();
-    (rs::<B>(p, vec![m, last]), lead)
-}
-
-/// `[M, K*m]` (rows `lead`) -> `[K, lead..., m]`.
-fn split_side_by_side<B: Backend>(out: Fp<B>, lead: &[usize], k: usize) -> Fp<B> {
-    let d = dims(&out);
-    let m = d[1] / k;
-    let r = lead.len();
-    let out = rs::<B>(out, cat(&[lead, &[k, m]]));
-    let mut a = vec![r];
-    a.extend(0..r);
-    a.push(r + 1);
-    pm::<B>(out, &a)
-}
-
-/// `[K, a, b] -> [a, K*b]`: K matrices laid side by side.
-fn side_by_side<B: Backend>(p: Fp<B>) -> Fp<B> {
-    let d = dims(&p);
-    let p = pm::<B>(p, &[1, 0, 2]);
-    rs::<B>(p, vec![d[1], d[0] * d[2]])
+/// A linear operand as `[K', M, d]` (K' = K when batched, 1 when shared; M the product of the
+/// logical leading dims), with those leading dims. Free when the tensor is contiguous.
+fn member_rows<B: Backend>(t: Vt<B>) -> (Fp<B>, Vec<usize>) {
+    let batched = t.batched;
+    let d = dims(&t.inner);
+    let logical = &d[batched as usize..];
+    let last = *logical.last().unwrap_or(&1);
+    let lead = logical[..logical.len().saturating_sub(1)].to_vec();
+    let rows: usize = lead.iter().product();
+    let kk = if batched { d[0] } else { 1 };
+    (rs::<B>(t.inner, vec![kk, rows, last]), lead)
 }
 
 /// A batched `[K, d]` vector shaped to broadcast against `[K, ..., d]` of physical rank `rank`.
@@ -654,58 +639,41 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
             counts.push(b.members);
         }
         let k = members_of("linear", &counts);
-        let bias_batched = bias.as_ref().is_some_and(|b| b.batched);
-        match (x.batched, weight.batched) {
-            (xb, false) => {
-                if !bias_batched {
-                    let out = B::linear(x.inner, weight.inner, bias.map(|b| b.inner));
-                    return VmapTensor::new(out, xb, k);
-                }
-                let out = B::linear(x.inner, weight.inner, None);
-                let out = if xb {
-                    out
-                } else {
-                    let d = dims(&out);
-                    rs::<B>(out, cat(&[&[1], &d]))
-                };
-                let rank = dims(&out).len();
-                let b = row_vector::<B>(bias.expect("batched bias"), rank);
-                VmapTensor::batched(B::float_add(out, b), k)
-            }
-            (false, true) => {
-                // ONE matrix product against the K weight matrices side by side.
-                let (xr, lead) = rows::<B>(x.inner);
-                let out = B::float_matmul(xr, side_by_side::<B>(weight.inner));
-                let out = match bias {
-                    Some(b) => {
-                        let b = mat::<B>(b);
-                        let n: usize = dims(&b).iter().product();
-                        B::float_add(out, rs::<B>(b, vec![1, n]))
-                    }
-                    None => out,
-                };
-                VmapTensor::batched(split_side_by_side::<B>(out, &lead, k), k)
-            }
-            (true, true) => {
-                let xd = dims(&x.inner);
-                let din = xd[xd.len() - 1];
-                let m: usize = xd[1..xd.len() - 1].iter().product();
-                let xr = rs::<B>(x.inner, vec![k, m, din]);
-                let out = B::float_matmul(xr, weight.inner);
-                let dout = dims(&out)[2];
-                let mut od = xd.clone();
-                *od.last_mut().expect("rank") = dout;
-                let out = rs::<B>(out, od);
-                let out = match bias {
-                    Some(b) => {
-                        let rank = dims(&out).len();
-                        B::float_add(out, row_vector::<B>(b, rank))
-                    }
-                    None => out,
-                };
-                VmapTensor::batched(out, k)
-            }
+        let any_batched = x.batched || weight.batched || bias.as_ref().is_some_and(|b| b.batched);
+        if !any_batched {
+            let out = B::linear(x.inner, weight.inner, bias.map(|b| b.inner));
+            return VmapTensor::unbatched(out, k);
         }
+        if !weight.batched && !bias.as_ref().is_some_and(|b| b.batched) {
+            // Shared weights: the members are just more rows, [K*M, in] @ [in, out].
+            let physical = dims(&x.inner);
+            let rows = rs::<B>(
+                x.inner,
+                vec![
+                    prod(&physical[..physical.len() - 1]),
+                    physical[physical.len() - 1],
+                ],
+            );
+            let out = B::linear(rows, weight.inner, bias.map(|b| b.inner));
+            let out_dim = dims(&out)[1];
+            let shape = cat(&[&physical[..physical.len() - 1], &[out_dim]]);
+            return VmapTensor::batched(rs::<B>(out, shape), k);
+        }
+        // Every member's product in one broadcasting batched matmul: [Kx, M, in] @ [Kw, in, out]
+        // with Kx, Kw in {1, K}. A shared operand is broadcast without a copy, and the result
+        // is contiguous.
+        let (xr, lead) = member_rows::<B>(x);
+        let out = B::float_matmul(xr, front::<B, FloatKind>(weight));
+        let out = match bias {
+            Some(b) => {
+                let b = front::<B, FloatKind>(b); // [Kb, out]
+                let d = dims(&b);
+                B::float_add(out, rs::<B>(b, vec![d[0], 1, d[1]]))
+            }
+            None => out,
+        };
+        let d = dims(&out);
+        VmapTensor::batched(rs::<B>(out, cat(&[&[d[0]], &lead, &[d[2]]])), k)
     }
 
     fn linear_x_backward(
@@ -713,30 +681,28 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
         let k = check_members("linear_x_backward", weight.members, output_grad.members);
-        match (weight.batched, output_grad.batched) {
-            (false, gb) => {
-                VmapTensor::new(B::linear_x_backward(weight.inner, output_grad.inner), gb, k)
-            }
-            (true, false) => {
-                // grad [M, dout] @ [dout, K*din] (the transposed weights side by side).
-                let (gr, lead) = rows::<B>(output_grad.inner);
-                let wt = B::float_swap_dims(weight.inner, 1, 2); // [K, dout, din]
-                let out = B::float_matmul(gr, side_by_side::<B>(wt));
-                VmapTensor::batched(split_side_by_side::<B>(out, &lead, k), k)
-            }
-            (true, true) => {
-                let gd = dims(&output_grad.inner);
-                let dout = gd[gd.len() - 1];
-                let m: usize = gd[1..gd.len() - 1].iter().product();
-                let gr = rs::<B>(output_grad.inner, vec![k, m, dout]);
-                let wt = B::float_swap_dims(weight.inner, 1, 2);
-                let out = B::float_matmul(gr, wt);
-                let din = dims(&out)[2];
-                let mut od = gd.clone();
-                *od.last_mut().expect("rank") = din;
-                VmapTensor::batched(rs::<B>(out, od), k)
-            }
+        if !weight.batched && !output_grad.batched {
+            let out = B::linear_x_backward(weight.inner, output_grad.inner);
+            return VmapTensor::unbatched(out, k);
         }
+        if !weight.batched {
+            // Shared weights: the members are just more rows.
+            let physical = dims(&output_grad.inner);
+            let last = physical.len() - 1;
+            let rows = rs::<B>(
+                output_grad.inner,
+                vec![prod(&physical[..last]), physical[last]],
+            );
+            let out = B::linear_x_backward(weight.inner, rows);
+            let shape = cat(&[&physical[..last], &[dims(&out)[1]]]);
+            return VmapTensor::batched(rs::<B>(out, shape), k);
+        }
+        // grad [Kg, M, out] @ weight^T [Kw, out, in].
+        let (gr, lead) = member_rows::<B>(output_grad);
+        let wt = B::float_swap_dims(front::<B, FloatKind>(weight), 1, 2);
+        let out = B::float_matmul(gr, wt);
+        let d = dims(&out);
+        VmapTensor::batched(rs::<B>(out, cat(&[&[d[0]], &lead, &[d[2]]])), k)
     }
 
     fn linear_weight_backward(
@@ -744,51 +710,15 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
         let k = check_members("linear_weight_backward", x.members, output_grad.members);
-        let rank = x.shape().num_dims();
-        match (x.batched, output_grad.batched) {
-            (false, false) => {
-                VmapTensor::unbatched(B::linear_weight_backward(x.inner, output_grad.inner), k)
-            }
-            (false, true) if rank == 2 => {
-                // x^T [din, M] @ [M, K*dout] (the gradients side by side).
-                let xt = B::float_swap_dims(x.inner, 0, 1);
-                let gd = dims(&output_grad.inner); // [K, M, dout]
-                let g = pm::<B>(output_grad.inner, &[1, 0, 2]);
-                let g = rs::<B>(g, vec![gd[1], k * gd[2]]);
-                let out = B::float_matmul(xt, g); // [din, K*dout]
-                let din = dims(&out)[0];
-                let out = rs::<B>(out, vec![din, k, gd[2]]);
-                VmapTensor::batched(pm::<B>(out, &[1, 0, 2]), k)
-            }
-            (true, false) if rank == 2 => {
-                // [K*din, M] @ grad [M, dout].
-                let xd = dims(&x.inner); // [K, M, din]
-                let xt = pm::<B>(x.inner, &[0, 2, 1]);
-                let xt = rs::<B>(xt, vec![k * xd[2], xd[1]]);
-                let out = B::float_matmul(xt, output_grad.inner);
-                let dout = dims(&out)[1];
-                VmapTensor::batched(rs::<B>(out, vec![k, xd[2], dout]), k)
-            }
-            _ => {
-                // Batched (broadcasting) matmul, then the sum over the batch axes per member.
-                let xf = front::<B, FloatKind>(x);
-                let gf = front::<B, FloatKind>(output_grad);
-                let xt = B::float_swap_dims(xf, rank - 1, rank);
-                let mut out = B::float_matmul(xt, gf); // [K, lead..., din, dout]
-                for dim in 1..rank - 1 {
-                    out = B::float_sum_dim(out, dim);
-                }
-                let d = dims(&out);
-                let (din, dout) = (d[rank - 1], d[rank]);
-                let out = rs::<B>(out, vec![d[0], din, dout]);
-                let out = if d[0] == k {
-                    out
-                } else {
-                    B::float_expand(out, Shape::from(vec![k, din, dout]))
-                };
-                VmapTensor::batched(out, k)
-            }
+        if !x.batched && !output_grad.batched {
+            let out = B::linear_weight_backward(x.inner, output_grad.inner);
+            return VmapTensor::unbatched(out, k);
         }
+        // x^T [Kx, in, M] @ grad [Kg, M, out]: the sum over the rows M is the matmul's own.
+        let (xr, _) = member_rows::<B>(x);
+        let (gr, _) = member_rows::<B>(output_grad);
+        let out = B::float_matmul(B::float_swap_dims(xr, 1, 2), gr);
+        VmapTensor::batched(out, k)
     }
 
     fn linear_bias_backward(output_grad: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -796,13 +726,9 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
             return output_grad.map(B::linear_bias_backward);
         }
         let k = output_grad.members;
-        let mut p = output_grad.inner;
-        let d = dims(&p);
-        let r = d.len();
-        for dim in 1..r - 1 {
-            p = B::float_sum_dim(p, dim);
-        }
-        VmapTensor::batched(rs::<B>(p, vec![k, d[r - 1]]), k)
+        let (gr, _) = member_rows::<B>(output_grad); // [K, M, out]
+        let d = dims(&gr);
+        VmapTensor::batched(rs::<B>(B::float_sum_dim(gr, 1), vec![k, d[2]]), k)
     }
 
     fn conv1d(

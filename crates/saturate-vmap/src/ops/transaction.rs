@@ -17,10 +17,19 @@ impl<B: Backend> TransactionOps<Self> for Vmap<B> {
         transaction: TransactionPrimitive<Self>,
     ) -> impl Future<Output = Result<TransactionPrimitiveData, ExecutionError>> + Send {
         let several = |batched: bool, members: usize| batched && members != 1;
-        let batched = transaction.read_floats.iter().any(|t| several(t.batched, t.members))
+        let batched = transaction
+            .read_floats
+            .iter()
+            .any(|t| several(t.batched, t.members))
             || transaction.read_qfloats.iter().any(|t| t.batched)
-            || transaction.read_ints.iter().any(|t| several(t.batched, t.members))
-            || transaction.read_bools.iter().any(|t| several(t.batched, t.members));
+            || transaction
+                .read_ints
+                .iter()
+                .any(|t| several(t.batched, t.members))
+            || transaction
+                .read_bools
+                .iter()
+                .any(|t| several(t.batched, t.members));
         let stripped: Vec<bool> = transaction.read_floats.iter().map(|t| t.batched).collect();
         let stripped_ints: Vec<bool> = transaction.read_ints.iter().map(|t| t.batched).collect();
         let stripped_bools: Vec<bool> = transaction.read_bools.iter().map(|t| t.batched).collect();

@@ -114,7 +114,17 @@ impl Sampler for GridSampler {
             .ok_or_else(|| StudyError::Sampler {
                 reason: "the trial has no grid point".into(),
             })? as usize;
-        let value = &self.grid[grid_id][index];
+        // A grid id written by another sampler (a resumed study with another grid).
+        let value = self
+            .grid
+            .get(grid_id)
+            .map(|point| &point[index])
+            .ok_or_else(|| StudyError::Sampler {
+                reason: format!(
+                    "grid point {grid_id} is not in this grid of {}",
+                    self.grid.len()
+                ),
+            })?;
         distribution
             .to_internal(value)
             .map_err(|_| StudyError::ParamOutOfDistribution {

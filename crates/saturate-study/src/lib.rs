@@ -30,7 +30,9 @@
 pub mod distributions;
 mod error;
 pub(crate) mod json;
+mod normal;
 pub mod pruners;
+mod random_id;
 pub mod samplers;
 pub mod storage;
 pub mod study;

@@ -1,8 +1,8 @@
 //! Pruning by a paired Wilcoxon signed-rank test against the best trial.
 
 use crate::error::{invalid, Result};
+use crate::normal::ndtr;
 use crate::pruners::base::Pruner;
-use crate::samplers::tpe_truncnorm_ndtr as ndtr;
 use crate::study::StudyView;
 use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 

@@ -13,5 +13,3 @@ pub use grid::GridSampler;
 pub use qmc::{QmcKind, QmcSampler};
 pub use random::RandomSampler;
 pub use tpe::{default_gamma, hyperopt_gamma, TpeSampler, TpeSamplerBuilder};
-
-pub(crate) use tpe::ndtr as tpe_truncnorm_ndtr;

@@ -140,7 +140,7 @@ impl StudyBuilder {
         let name = self
             .name
             .clone()
-            .unwrap_or_else(|| format!("no-name-{}", crate::storage::journal::random_hex(32)));
+            .unwrap_or_else(|| format!("no-name-{}", crate::random_id::random_hex(32)));
         if self.directions.is_empty() {
             return Err(StudyError::WrongNumberOfValues {
                 expected: 1,

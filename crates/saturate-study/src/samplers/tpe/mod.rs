@@ -6,4 +6,3 @@ mod sampler;
 mod truncnorm;
 
 pub use sampler::{default_gamma, hyperopt_gamma, TpeSampler, TpeSamplerBuilder};
-pub(crate) use truncnorm::ndtr;

@@ -1,14 +1,11 @@
 //! The truncated normal distribution, computed in log space where it matters (as Optuna's
 //! `_truncnorm.py`, itself from SciPy, does): mass, log-density and quantile function.
 
-use std::f64::consts::{PI, SQRT_2};
+use std::f64::consts::PI;
+
+use crate::normal::ndtr;
 
 const LOG_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
-
-/// Φ(a), the standard normal CDF.
-pub(crate) fn ndtr(a: f64) -> f64 {
-    0.5 * libm::erfc(-a / SQRT_2)
-}
 
 /// log Φ(a), accurate in both tails.
 pub(crate) fn log_ndtr(a: f64) -> f64 {

@@ -139,10 +139,7 @@ impl JournalFileBackend {
 
 fn release(lock_path: &Path) {
     let mut renamed = lock_path.as_os_str().to_owned();
-    renamed.push(format!(
-        "{}.rename",
-        crate::storage::journal::random_hex(32)
-    ));
+    renamed.push(format!("{}.rename", crate::random_id::random_hex(32)));
     if std::fs::rename(lock_path, &renamed).is_ok() {
         let _ = std::fs::remove_file(&renamed);
     }

@@ -44,11 +44,11 @@ impl JournalStorage {
     pub fn new(backend: JournalFileBackend) -> Self {
         let worker_id = format!(
             "{}-{}-{}-{}-{}-{}",
-            super::random_hex(8),
-            super::random_hex(4),
-            super::random_hex(4),
-            super::random_hex(4),
-            super::random_hex(12),
+            crate::random_id::random_hex(8),
+            crate::random_id::random_hex(4),
+            crate::random_id::random_hex(4),
+            crate::random_id::random_hex(4),
+            crate::random_id::random_hex(12),
             std::process::id()
         );
         Self {

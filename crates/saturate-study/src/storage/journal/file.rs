@@ -35,6 +35,12 @@ impl JournalFileBackend {
                 path: path.clone(),
                 source,
             })?;
+        // The lock is a symlink to the journal; an absolute target keeps it resolvable
+        // (the stale-lock check follows it) whatever the working directory.
+        let path = path.canonicalize().map_err(|source| StudyError::Io {
+            path: path.clone(),
+            source,
+        })?;
         let mut lock_path = path.clone().into_os_string();
         lock_path.push(".lock");
         Ok(Self {

@@ -248,3 +248,66 @@ fn wilcoxon_prunes_a_trial_consistently_worse_than_the_best() {
     }
     assert!(WilcoxonPruner::new(1.5, 2).is_err());
 }
+
+fn every_pruner() -> Vec<(&'static str, Box<dyn Pruner>)> {
+    vec![
+        ("nop", Box::new(NopPruner)),
+        ("median", Box::new(MedianPruner::new(1, 0, 1, 1).unwrap())),
+        (
+            "percentile",
+            Box::new(PercentilePruner::new(25.0, 1, 0, 1, 1).unwrap()),
+        ),
+        (
+            "successive-halving",
+            Box::new(SuccessiveHalvingPruner::new(Some(1), 2, 0, 0).unwrap()),
+        ),
+        (
+            "hyperband",
+            Box::new(HyperbandPruner::new(1, Some(9), 3, 0).unwrap()),
+        ),
+        (
+            "threshold",
+            Box::new(ThresholdPruner::new(None, Some(1e9), 0, 1).unwrap()),
+        ),
+        (
+            "patient",
+            Box::new(PatientPruner::new(Some(Box::new(MedianPruner::default())), 1, 0.0).unwrap()),
+        ),
+        ("wilcoxon", Box::new(WilcoxonPruner::default())),
+    ]
+}
+
+/// Conformance: on an empty study and on a study with history, for both directions, no
+/// pruner prunes a trial that has reported nothing, none fails on NaN values, and the
+/// same question gets the same answer from a fresh pruner.
+#[test]
+fn every_pruner_conforms() {
+    for direction in [StudyDirection::Minimize, StudyDirection::Maximize] {
+        for (name, pruner) in every_pruner() {
+            let h = History::new(direction, "c");
+            assert!(!h.prune(&*pruner, &[]), "{name}: empty study, no report");
+            assert!(
+                !h.prune(&*pruner, &[(0, 0.0)]) || name == "threshold",
+                "{name}: empty study"
+            );
+            for i in 0..6 {
+                let curve: Vec<(i64, f64)> = (0..10).map(|s| (s, (i + s) as f64)).collect();
+                h.complete(&curve);
+            }
+            h.complete(&[(0, f64::NAN), (1, f64::NAN)]);
+            assert!(!h.prune(&*pruner, &[]), "{name}: no report");
+            h.prune(&*pruner, &[(0, f64::NAN), (3, f64::NAN)]);
+            let curve: Vec<(i64, f64)> = (0..5).map(|s| (s, 100.0 + s as f64)).collect();
+            let answers: Vec<bool> = every_pruner()
+                .into_iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, fresh)| h.prune(&*fresh, &curve))
+                .chain([h.prune(&*pruner, &curve)])
+                .collect();
+            assert!(
+                answers.windows(2).all(|w| w[0] == w[1]),
+                "{name}: {answers:?}"
+            );
+        }
+    }
+}

@@ -14,7 +14,7 @@ use burn::tensor::{Tensor, TensorData, TensorPrimitive};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::harness::{member_slice, Tol, Val};
+use crate::harness::{Tol, Val};
 
 type Inner = crate::harness::I;
 type Vm = crate::harness::V;
@@ -1315,5 +1315,4 @@ fn shared_input_gets_per_member_gradients() {
         let s = (m + 1) as f32;
         assert_eq!(g.as_slice::<f32>().unwrap(), &[s, s], "member {m}");
     }
-    let _ = member_slice;
 }

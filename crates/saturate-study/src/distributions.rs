@@ -304,6 +304,28 @@ impl CategoricalDistribution {
 }
 
 impl Distribution {
+    /// Checks a distribution built by hand (its fields are public) as the constructors
+    /// do; constructors' outputs always pass.
+    pub fn validate(&self) -> Result<()> {
+        let same = match self {
+            Distribution::Float(d) => FloatDistribution::new(d.low, d.high, d.log, d.step)? == *d,
+            Distribution::Int(d) => IntDistribution::new(d.low, d.high, d.log, d.step)? == *d,
+            Distribution::Categorical(c) if c.choices.is_empty() => {
+                return Err(invalid(
+                    "a categorical distribution needs at least one choice",
+                ))
+            }
+            Distribution::Categorical(_) => true,
+        };
+        if same {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{self} is not on its step grid (high must be low + k·step)"
+            )))
+        }
+    }
+
     /// Converts a user-facing value to the internal float.
     pub fn to_internal(&self, value: &ParamValue) -> Result<f64> {
         let internal = match (self, value) {

@@ -175,3 +175,33 @@ fn objective_failed_and_sampler() {
         Err(StudyError::Sampler { .. })
     ));
 }
+
+#[test]
+fn hand_built_invalid_distributions_are_rejected_by_suggest() {
+    let mut t = study().ask().unwrap();
+    let empty = Distribution::Categorical(CategoricalDistribution { choices: vec![] });
+    assert!(matches!(
+        t.suggest("c", empty),
+        Err(StudyError::InvalidDistribution { .. })
+    ));
+    let off_grid = Distribution::Int(IntDistribution {
+        low: 0,
+        high: 5,
+        log: false,
+        step: 2,
+    });
+    assert!(matches!(
+        t.suggest("i", off_grid),
+        Err(StudyError::InvalidDistribution { .. })
+    ));
+    let reversed = Distribution::Float(FloatDistribution {
+        low: 1.0,
+        high: 0.0,
+        log: false,
+        step: None,
+    });
+    assert!(matches!(
+        t.suggest("f", reversed),
+        Err(StudyError::InvalidDistribution { .. })
+    ));
+}

@@ -147,6 +147,7 @@ impl Trial {
     /// A value from any distribution: the stored one if `name` was suggested before, the
     /// fixed one if the trial was enqueued or asked with it, else the sampler's.
     pub fn suggest(&mut self, name: &str, distribution: Distribution) -> Result<ParamValue> {
+        distribution.validate()?;
         if let Some(param) = self.frozen.params.get(name) {
             if param.distribution != distribution {
                 return Err(StudyError::IncompatibleDistribution {

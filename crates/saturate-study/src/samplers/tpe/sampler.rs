@@ -535,6 +535,36 @@ mod tests {
     }
 
     #[test]
+    fn group_decomposition_splits_on_co_occurrence() {
+        use crate::distributions::FloatDistribution;
+        use crate::trial::Param;
+        let d = Distribution::Float(FloatDistribution::new(0.0, 1.0, false, None).unwrap());
+        let with = |names: &[&str]| {
+            let mut t = FrozenTrial::new(0, 0, TrialState::Complete);
+            for n in names {
+                t.params.insert(
+                    n.to_string(),
+                    Param {
+                        internal: 0.5,
+                        distribution: d.clone(),
+                    },
+                );
+            }
+            Arc::new(t)
+        };
+        let groups = group_decomposed_search_space(&[
+            with(&["a", "b", "x"]),
+            with(&["a", "b", "y"]),
+            with(&["a", "b", "x"]),
+        ]);
+        let names: Vec<Vec<&str>> = groups
+            .iter()
+            .map(|g| g.keys().map(String::as_str).collect())
+            .collect();
+        assert_eq!(names, vec![vec!["a", "b"], vec!["x"], vec!["y"]]);
+    }
+
+    #[test]
     fn gammas() {
         assert_eq!(
             (

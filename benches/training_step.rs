@@ -10,8 +10,8 @@ mod common;
 
 use burn::backend::Autodiff;
 use burn::tensor::Tensor;
-use common::{Lr, Model, Net, batch, train_step};
-use saturate::vmap::{Batched, Vmap, per_member};
+use common::{batch, train_step, Lr, Model, Net};
+use saturate::vmap::{per_member, Batched, Vmap};
 
 #[cfg(feature = "cpu")]
 type Inner = burn::backend::Cpu;
@@ -26,17 +26,79 @@ type Grouped = Autodiff<Vmap<Inner>>;
 
 const KS: &[usize] = &[1, 2, 4, 8, 16];
 
+/// `SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn>,<K>,<steps>` runs that many steps
+/// of one arm without divan, for `perf record` / `perf stat`.
 fn main() {
+    if let Ok(spec) = std::env::var("SATURATE_PROFILE") {
+        return profile(&spec);
+    }
     divan::main();
 }
 
-fn sequential(bencher: divan::Bencher, model: Model, k: usize) {
+fn profile(spec: &str) {
+    let parts: Vec<&str> = spec.split(',').collect();
+    let [arm, model, k, steps] = parts[..] else {
+        panic!("SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn>,<K>,<steps>");
+    };
+    let model = match model {
+        "mlp8" => Model::Mlp8,
+        "mlp784" => Model::Mlp784,
+        "cnn" => Model::Cnn,
+        other => panic!("unknown model {other}"),
+    };
+    let (k, steps): (usize, usize) = (k.parse().unwrap(), steps.parse().unwrap());
+    let bencher_steps = |f: &mut dyn FnMut()| {
+        let start = std::time::Instant::now();
+        for _ in 0..steps {
+            f();
+        }
+        let per = start.elapsed() / steps as u32;
+        println!("{arm} {model:?} K={k}: {per:?} per step (mean of {steps})");
+    };
+    match arm {
+        "grouped" => {
+            let (mut net, x, y, lr) = grouped_setup(model, k);
+            bencher_steps(&mut || {
+                net = Some(train_step(
+                    net.take().unwrap(),
+                    x.clone(),
+                    y.clone(),
+                    Lr::PerMember(lr.clone()),
+                ));
+            });
+        }
+        _ => {
+            let (mut nets, x, y, lrs) = sequential_setup(model, k);
+            bencher_steps(&mut || {
+                nets = std::mem::take(&mut nets)
+                    .into_iter()
+                    .zip(&lrs)
+                    .map(|(net, &lr)| train_step(net, x.clone(), y.clone(), Lr::Scalar(lr)))
+                    .collect();
+            });
+        }
+    }
+}
+
+type SequentialSetup = (
+    Vec<Net<Seq>>,
+    Tensor<Seq, 2>,
+    Tensor<Seq, 1, burn::tensor::Int>,
+    Vec<f64>,
+);
+
+fn sequential_setup(model: Model, k: usize) -> SequentialSetup {
     let device = Default::default();
     let (x, y) = batch::<Inner>(model, &device);
     let x = Tensor::from_data(x.into_data(), &device);
     let y = Tensor::from_data(y.into_data(), &device);
-    let mut nets: Vec<Net<Seq>> = (0..k).map(|_| Net::new(model, &device)).collect();
+    let nets: Vec<Net<Seq>> = (0..k).map(|_| Net::new(model, &device)).collect();
     let lrs: Vec<f64> = (0..k).map(|i| 0.01 * (i + 1) as f64).collect();
+    (nets, x, y, lrs)
+}
+
+fn sequential(bencher: divan::Bencher, model: Model, k: usize) {
+    let (mut nets, x, y, lrs) = sequential_setup(model, k);
     bencher.bench_local(|| {
         nets = std::mem::take(&mut nets)
             .into_iter()
@@ -46,9 +108,17 @@ fn sequential(bencher: divan::Bencher, model: Model, k: usize) {
     });
 }
 
-fn grouped(bencher: divan::Bencher, model: Model, k: usize) {
+type GroupedSetup = (
+    Option<Net<Grouped>>,
+    Tensor<Grouped, 2>,
+    Tensor<Grouped, 1, burn::tensor::Int>,
+    Tensor<Vmap<Inner>, 1>,
+);
+
+fn grouped_setup(model: Model, k: usize) -> GroupedSetup {
     let inner_device = Default::default();
-    let group: Batched<Net<Grouped>> = Batched::init(k, &inner_device, |d| Net::new(model, d)).unwrap();
+    let group: Batched<Net<Grouped>> =
+        Batched::init(k, &inner_device, |d| Net::new(model, d)).unwrap();
     let device = group.device();
     // The data batch is shared by all members: built from data, it stays unbatched.
     let (x, y) = batch::<Inner>(model, &inner_device);
@@ -56,9 +126,18 @@ fn grouped(bencher: divan::Bencher, model: Model, k: usize) {
     let y = Tensor::from_data(y.into_data(), &device);
     let lrs: Vec<f64> = (0..k).map(|i| 0.01 * (i + 1) as f64).collect();
     let lr = per_member::<Vmap<Inner>>(&lrs, &device).unwrap();
-    let mut net = Some(group.into_inner());
+    (Some(group.into_inner()), x, y, lr)
+}
+
+fn grouped(bencher: divan::Bencher, model: Model, k: usize) {
+    let (mut net, x, y, lr) = grouped_setup(model, k);
     bencher.bench_local(|| {
-        let stepped = train_step(net.take().unwrap(), x.clone(), y.clone(), Lr::PerMember(lr.clone()));
+        let stepped = train_step(
+            net.take().unwrap(),
+            x.clone(),
+            y.clone(),
+            Lr::PerMember(lr.clone()),
+        );
         net = Some(stepped);
     });
 }

@@ -1316,3 +1316,30 @@ fn shared_input_gets_per_member_gradients() {
         assert_eq!(g.as_slice::<f32>().unwrap(), &[s, s], "member {m}");
     }
 }
+
+/// `conv2d_x_backward` is computed as a convolution of the dilated, padded gradient: cover a
+/// padding larger than the kernel's reach (the padded gradient is cropped), strides that leave
+/// `padding_out` rows, dilation and groups together.
+#[test]
+fn conv2d_x_backward_by_convolution_edge_cases() {
+    for &(kh, kw, s, p, d, g) in &[
+        (1, 1, 1, 1, 1, 1),
+        (1, 3, 2, 2, 1, 2),
+        (3, 3, 3, 1, 2, 2),
+        (2, 2, 2, 0, 1, 1),
+    ] {
+        let (n, c, o, h, w_) = (2, 4, 4, 9, 8);
+        let (ho, wo) = (conv_out(h, kh, s, p, d), conv_out(w_, kw, s, p, d));
+        CONV2D.with(|cell| *cell.borrow_mut() = Some(ConvOptions::new([s, s], [p, p], [d, d], g)));
+        diff!(
+            "conv2d_x_backward",
+            [
+                F(vec![n, c, h, w_]),
+                F(vec![o, c / g, kh, kw]),
+                F(vec![n, o, ho, wo])
+            ],
+            T6,
+            |X, x, w, gr| vec![Val::F(X::conv2d_x_backward(x.f(), w.f(), gr.f(), opts_2()))]
+        );
+    }
+}

@@ -28,7 +28,7 @@ pub const K: usize = 4;
 /// Training steps per parity test.
 pub const STEPS: usize = 10;
 /// One learning rate per member, all different.
-pub const LRS: [f64; K] = [0.1, 0.03, 0.2, 0.05];
+pub const LRS: [f64; 8] = [0.1, 0.03, 0.2, 0.05, 0.15, 0.07, 0.01, 0.12];
 /// Parameter tolerance (f32): `|group - reference| <= ATOL + RTOL * |reference|`.
 pub const ATOL: f64 = 1e-5;
 /// See [`ATOL`].
@@ -77,6 +77,64 @@ impl ModuleMapper<G> for MemberSgd<'_> {
         };
         Param::from_mapped_value(id, tensor, mapper)
     }
+}
+
+/// Replaces every random-initialised float parameter of a group (any member count) with
+/// values drawn from a seeded generator: uniform in `[-a, a]`, `a` from the parameter's shape,
+/// independently per member. Parameters whose values are all equal (constant
+/// initialisers: norm gammas / betas, running stats) are kept.
+///
+/// burn draws initial weights from the inner backend's global generator, which tests running in
+/// parallel share: without this, parity runs would start from different weights each time.
+pub struct Reseed {
+    rng: StdRng,
+}
+
+impl ModuleMapper<G> for Reseed {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<G, D>>) -> Param<Tensor<G, D>> {
+        let (id, tensor, mapper) = param.consume();
+        let require_grad = tensor.is_require_grad();
+        let per = member_data(tensor.clone());
+        let members = per.len();
+        let vals: Vec<Vec<f32>> = per
+            .iter()
+            .map(|d| d.clone().convert::<f32>().to_vec::<f32>().expect("f32"))
+            .collect();
+        let all: Vec<f32> = vals.concat();
+        if all.iter().all(|&v| v == all[0]) {
+            return Param::from_mapped_value(id, tensor, mapper);
+        }
+        // A scale from the shape alone (so the result does not depend on the original draw):
+        // about 1/sqrt(fan-in) for weights, 0.2 for vectors.
+        let shape = per[0].shape.to_vec();
+        let numel: usize = shape.iter().product();
+        let a = if shape.len() < 2 {
+            0.2
+        } else {
+            let largest = *shape.iter().max().expect("rank >= 2");
+            1.0 / ((numel / largest).max(1) as f32).sqrt()
+        };
+        let fresh: Vec<f32> = (0..all.len())
+            .map(|_| self.rng.random_range(-a..a))
+            .collect();
+        let mut shape = per[0].shape.to_vec();
+        shape.insert(0, members);
+        let inner = <Inner as burn::tensor::ops::FloatTensorOps<Inner>>::float_from_data(
+            TensorData::new(fresh, shape),
+            &cpu(),
+        );
+        let prim = <G as VmapBackend>::float_from_vmap(from_inner(inner, true, members));
+        let tensor = Tensor::<G, D>::from_primitive(burn::tensor::TensorPrimitive::Float(prim))
+            .set_require_grad(require_grad);
+        Param::from_mapped_value(id, tensor, mapper)
+    }
+}
+
+/// [`Reseed`] applied to a module.
+pub fn reseed<M: Module<G>>(module: M, seed: u64) -> M {
+    module.map(&mut Reseed {
+        rng: StdRng::seed_from_u64(seed ^ 0x5eed),
+    })
 }
 
 /// One per-member SGD step of a group.
@@ -404,20 +462,6 @@ pub trait Case {
     }
 }
 
-/// Member `k` of a deep copy of `group`.
-///
-/// `Batched::member` maps a *clone* of the group, and burn shares a `RunningState` (BatchNorm
-/// running stats) between clones, so it overwrites the group's running state with member k's
-/// (reported in target/parity-bugs.md; `batched::member_leaves_the_group_running_state_untouched`
-/// tests it). `valid` + `from_inner` rebuild every running state in a cell of its own.
-pub fn member_of_copy<M: AutodiffModule<G>>(group: &Batched<M>, k: usize) -> M {
-    let copy = M::from_inner(group.valid());
-    Batched::from_module(copy)
-        .expect("copy of the group")
-        .member(k)
-        .expect("member k")
-}
-
 /// Whether the data batch is shared or per member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DataMode {
@@ -457,12 +501,24 @@ impl Opts {
     }
 }
 
+fn step_slots<C: Case>(case: &C, rng: &mut StdRng, mode: DataMode, members: usize) -> Vec<Slot> {
+    match mode {
+        DataMode::Shared => case.batch(rng).into_iter().map(Slot::Shared).collect(),
+        DataMode::PerMember => {
+            let batches: Vec<Vec<TensorData>> = (0..members).map(|_| case.batch(rng)).collect();
+            (0..batches[0].len())
+                .map(|i| Slot::PerMember(batches.iter().map(|b| b[i].clone()).collect()))
+                .collect()
+        }
+    }
+}
+
 /// Trains K members of `case` as one group and one by one, and compares every parameter (and
 /// every step's loss) within `ATOL`/`RTOL`.
 pub fn parity<C: Case>(case: &C, seed: u64, mode: DataMode)
 where
-    C::Model<G>: AutodiffModule<G>,
-    C::Model<R>: AutodiffModule<R>,
+    C::Model<G>: AutodiffModule<G, InnerModule = C::Model<Vmap<Inner>>>,
+    C::Model<R>: AutodiffModule<R, InnerModule = C::Model<Inner>>,
 {
     parity_with(case, seed, Opts::new(mode))
 }
@@ -470,20 +526,20 @@ where
 /// [`parity`] with options.
 pub fn parity_with<C: Case>(case: &C, seed: u64, opts: Opts)
 where
-    C::Model<G>: AutodiffModule<G>,
-    C::Model<R>: AutodiffModule<R>,
+    C::Model<G>: AutodiffModule<G, InnerModule = C::Model<Vmap<Inner>>>,
+    C::Model<R>: AutodiffModule<R, InnerModule = C::Model<Inner>>,
 {
     let members = opts.members;
     assert!((1..=LRS.len()).contains(&members));
     let device = cpu();
     let (mut group, mut refs): (Batched<C::Model<G>>, Vec<C::Model<R>>) = match opts.build {
         Build::Init => {
-            let group =
-                Batched::init(members, &device, |d| case.init::<G>(d)).expect("init the group");
+            let group = Batched::init(members, &device, |d| reseed(case.init::<G>(d), seed))
+                .expect("init the group");
             // The same members, one by one, from the group's own initial weights.
             let refs = (0..members)
                 .map(|k| {
-                    let member = member_of_copy(&group, k);
+                    let member = group.member(k).expect("member k");
                     transfer::<G, R, _, _>(member, case.init::<R>(&device), &device)
                 })
                 .collect();
@@ -491,18 +547,14 @@ where
         }
         Build::Stack => {
             let one = VmapDevice::new(device, 1);
-            let modules: Vec<C::Model<G>> = (0..members).map(|_| case.init::<G>(&one)).collect();
-            // A module built on a one-member device holds one-member *batched* tensors (random
-            // init), which burn's recorders cannot read (`into_data` refuses batched tensors):
-            // take member 0 of a deep copy first.
+            let modules: Vec<C::Model<G>> = (0..members)
+                .map(|k| reseed(case.init::<G>(&one), seed + 7919 * k as u64))
+                .collect();
+            // Each reference loads its module's weights, recorded before stacking (a module
+            // built on a one-member device holds one-member batched tensors).
             let refs = modules
                 .iter()
-                .map(|m| {
-                    let copy = Batched::from_module(C::Model::<G>::from_inner(m.valid()))
-                        .expect("one-member group");
-                    let plain = member_of_copy(&copy, 0);
-                    transfer::<G, R, _, _>(plain, case.init::<R>(&device), &device)
-                })
+                .map(|m| transfer::<G, R, _, _>(m.clone(), case.init::<R>(&device), &device))
                 .collect();
             (Batched::stack(modules).expect("stack the members"), refs)
         }
@@ -534,16 +586,7 @@ where
         .map(|lr| lr * case.lr_scale())
         .collect();
     for step in 0..STEPS {
-        let slots: Vec<Slot> = match opts.mode {
-            DataMode::Shared => case.batch(&mut rng).into_iter().map(Slot::Shared).collect(),
-            DataMode::PerMember => {
-                let batches: Vec<Vec<TensorData>> =
-                    (0..members).map(|_| case.batch(&mut rng)).collect();
-                (0..batches[0].len())
-                    .map(|i| Slot::PerMember(batches.iter().map(|b| b[i].clone()).collect()))
-                    .collect()
-            }
-        };
+        let slots = step_slots(case, &mut rng, opts.mode, members);
 
         let feed = GroupFeed::<G> {
             slots: &slots,
@@ -586,6 +629,38 @@ where
         ));
     }
     assert!(bad.is_empty(), "parity failures:\n{}", bad.join("\n"));
+
+    // Inference (no autodiff): the trained group's `valid()` on `Vmap<NdArray>` vs each
+    // reference's `valid()` on NdArray, on one more batch (BatchNorm uses its running stats,
+    // dropout is off).
+    let slots = step_slots(case, &mut rng, opts.mode, members);
+    let eval = case.loss(
+        &group.valid(),
+        &GroupFeed::<Vmap<Inner>> {
+            slots: &slots,
+            device: gdevice.clone(),
+        },
+    );
+    let eval = member_values(eval).expect("per-member eval losses");
+    for (k, r) in refs.iter().enumerate() {
+        let want: f64 = case
+            .loss(
+                &r.valid(),
+                &MemberFeed::<Inner> {
+                    slots: &slots,
+                    member: k,
+                    device,
+                },
+            )
+            .into_scalar()
+            .elem();
+        assert!(
+            want.is_finite() && (eval[k] - want).abs() <= ATOL + RTOL * want.abs(),
+            "inference: member {k}: group loss {} vs reference loss {want}",
+            eval[k]
+        );
+    }
+
     for k in 0..members {
         let change = max_change(&initial[k], &fin[k]);
         assert!(
@@ -651,7 +726,7 @@ where
     assert_eq!(weights.len(), K);
     let device = cpu();
     let group: Batched<C::Model<G>> =
-        Batched::init(K, &device, |d| case.init::<G>(d)).expect("init the group");
+        Batched::init(K, &device, |d| reseed(case.init::<G>(d), seed)).expect("init the group");
     let gdevice = group.device();
     let mut rng = StdRng::seed_from_u64(seed);
     let slots: Vec<Slot> = case.batch(&mut rng).into_iter().map(Slot::Shared).collect();
@@ -675,8 +750,11 @@ where
 
     let mut bad = Vec::new();
     for (k, &weight) in weights.iter().enumerate() {
-        let reference =
-            transfer::<G, R, _, _>(member_of_copy(&group, k), case.init::<R>(&device), &device);
+        let reference = transfer::<G, R, _, _>(
+            group.member(k).expect("member k"),
+            case.init::<R>(&device),
+            &device,
+        );
         let loss = case.loss(
             &reference,
             &MemberFeed::<R> {

@@ -31,7 +31,10 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use rand::rngs::StdRng;
 
-use super::common::{classes, parity, uniform, Case, DataMode, Feed};
+use burn::module::AutodiffModule;
+use saturate_vmap::Vmap;
+
+use super::common::{classes, parity, uniform, Case, DataMode, Feed, Inner, G, R};
 
 fn mse<B: Backend, const D: usize>(pred: Tensor<B, D>, target: Tensor<B, D>) -> Tensor<B, 1> {
     MseLoss::new().forward(pred, target, Reduction::Mean)
@@ -48,8 +51,8 @@ trait CaseBoth {
 
 impl<C: Case> CaseBoth for C
 where
-    C::Model<super::common::G>: burn::module::AutodiffModule<super::common::G>,
-    C::Model<super::common::R>: burn::module::AutodiffModule<super::common::R>,
+    C::Model<G>: AutodiffModule<G, InnerModule = C::Model<Vmap<Inner>>>,
+    C::Model<R>: AutodiffModule<R, InnerModule = C::Model<Inner>>,
 {
     fn run(&self, seed: u64) {
         parity(self, seed, DataMode::Shared);

@@ -15,7 +15,7 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use rand::rngs::StdRng;
 
-use super::common::{classes, parity, uniform, Case, DataMode, Feed};
+use super::common::{classes, parity, parity_with, uniform, Case, DataMode, Feed, Opts};
 
 // ---------------------------------------------------------------------------------------------
 // MLP
@@ -239,4 +239,62 @@ fn transformer_classifier_padding_mask() {
 #[test]
 fn transformer_classifier_padding_mask_per_member_data() {
     parity(&TextCase { masked: true }, 222, DataMode::PerMember);
+}
+
+#[test]
+fn eight_member_groups() {
+    for mode in [DataMode::Shared, DataMode::PerMember] {
+        let opts = Opts {
+            members: 8,
+            ..Opts::new(mode)
+        };
+        parity_with(&MlpCase { regression: false }, 230, opts);
+        parity_with(&CnnCase, 231, opts);
+    }
+}
+
+/// Per-member accuracy, computed inside the group (argmax, equal, mean on batched tensors) and
+/// read with `member_values`, equals each member's accuracy computed alone.
+#[test]
+fn per_member_accuracy() {
+    use burn::module::AutodiffModule;
+    use saturate_vmap::{member_values, Batched, Vmap};
+
+    use super::common::{cpu, transfer, Inner, G};
+
+    let group: Batched<Mlp<G>> = Batched::init(4, &cpu(), Mlp::new).unwrap();
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(240);
+    let x = uniform(&mut rng, &[64, 8], -1.0, 1.0);
+    let y = classes(&mut rng, &[64], 4);
+    let valid = group.valid();
+    let device = group.device();
+    let logits = valid.forward(Tensor::<Vmap<Inner>, 2>::from_data(x.clone(), &device));
+    let targets = Tensor::<Vmap<Inner>, 1, burn::tensor::Int>::from_data(y.clone(), &device);
+    let acc = logits
+        .argmax(1)
+        .squeeze_dim::<1>(1)
+        .equal(targets)
+        .float()
+        .mean();
+    let acc = member_values(acc).unwrap();
+    let mut distinct = acc.clone();
+    distinct.dedup();
+    for (k, got) in acc.iter().enumerate() {
+        let member = group.member(k).unwrap();
+        let alone: Mlp<Inner> = transfer::<G, Inner, _, _>(member, Mlp::new(&cpu()), &cpu());
+        let logits = alone.forward(Tensor::from_data(x.clone(), &cpu()));
+        let targets = Tensor::<Inner, 1, burn::tensor::Int>::from_data(y.clone(), &cpu());
+        let want: f64 = logits
+            .argmax(1)
+            .squeeze_dim::<1>(1)
+            .equal(targets)
+            .float()
+            .mean()
+            .into_scalar()
+            .into();
+        assert!(
+            (got - want).abs() < 1e-6,
+            "member {k}: accuracy {got} vs {want}"
+        );
+    }
 }

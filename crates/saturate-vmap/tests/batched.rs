@@ -949,3 +949,65 @@ fn burn_dropout_draws_independent_masks_per_member() {
         }
     }
 }
+
+/// BatchNorm keeps its last update pending (burn's `RunningState::update`) until the next
+/// `value_sync`: `extend` must carry it over, like `member` and `retain` do.
+#[test]
+fn extend_keeps_the_latest_running_state() {
+    let group = trained_batch_norm_group(); // one train-mode forward: one pending update
+    let before: Vec<Vec<f32>> = member_data(group.running_mean.value_sync())
+        .iter()
+        .map(values)
+        .collect();
+    assert!(before.iter().any(|m| m.iter().any(|&v| v != 0.0)));
+    let fresh: Batched<BatchNorm<G>> =
+        Batched::init(1, &cpu(), |d| BatchNormConfig::new(4).init(d)).unwrap();
+    let group = trained_batch_norm_group();
+    let all = group.extend(fresh).unwrap();
+    let after: Vec<Vec<f32>> = member_data(all.running_mean.value_sync())
+        .iter()
+        .map(values)
+        .collect();
+    assert_eq!(after.len(), 4);
+    assert_eq!(
+        &after[..3],
+        &before[..],
+        "extend dropped the last running-mean update of the existing members"
+    );
+    assert_eq!(after[3], vec![0.0; 4]);
+}
+
+/// Same for `stack`: each member's latest running state is kept.
+#[test]
+fn stack_keeps_the_latest_running_state() {
+    let one = VmapDevice::new(cpu(), 1);
+    let modules: Vec<BatchNorm<G>> = (0..2)
+        .map(|k| {
+            let bn = BatchNormConfig::new(4).init(&one);
+            let _ = bn.forward(Tensor::<G, 3>::from_data(input(70 + k, &[6, 4, 5]), &one));
+            bn
+        })
+        .collect();
+    // The expected state from the same forward on plain NdArray (reading the modules would
+    // sync them).
+    let want: Vec<Vec<f32>> = (0..2)
+        .map(|k| {
+            let bn: BatchNorm<R> = BatchNormConfig::new(4).init(&cpu());
+            let _ = bn.forward(Tensor::<R, 3>::from_data(input(70 + k, &[6, 4, 5]), &cpu()));
+            values(&bn.running_mean.value_sync().into_data())
+        })
+        .collect();
+    assert!(want[0].iter().any(|&v| v != 0.0));
+    let group = Batched::stack(modules).unwrap();
+    let got: Vec<Vec<f32>> = member_data(group.running_mean.value_sync())
+        .iter()
+        .map(values)
+        .collect();
+    for k in 0..2 {
+        let (d, ok) = max_diff(&got[k], &want[k], 1e-6, 1e-5);
+        assert!(
+            ok,
+            "stack dropped member {k}'s last running-mean update (diff {d:e})"
+        );
+    }
+}

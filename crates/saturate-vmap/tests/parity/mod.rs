@@ -3,5 +3,6 @@
 pub mod common;
 mod extra;
 mod isolation;
+mod lifecycle;
 mod models;
 mod modules;

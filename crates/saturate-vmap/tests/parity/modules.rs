@@ -459,14 +459,19 @@ fn layer_norm() {
 }
 
 #[derive(Module, Debug)]
-struct ConvNorm<B: Backend> {
+pub(super) struct ConvNorm<B: Backend> {
     conv: Conv2d<B>,
     batch: BatchNorm<B>,
     group: GroupNorm<B>,
 }
 
-struct ConvNormCase {
+pub(super) struct ConvNormCase {
     group_norm: bool,
+}
+
+/// Conv2d + BatchNorm (train mode).
+pub(super) fn batch_norm_case() -> ConvNormCase {
+    ConvNormCase { group_norm: false }
 }
 
 impl Case for ConvNormCase {

@@ -132,6 +132,8 @@ impl<M> Batched<M> {
         if members == 0 {
             return Err(VmapError::NoMembers);
         }
+        // Deep copies sync running states (pending updates included) into fresh cells.
+        let modules: Vec<M> = modules.iter().map(|m| m.deep_copy()).collect();
         let collected: Vec<Collect<B>> = modules
             .iter()
             .map(|m| {
@@ -181,7 +183,7 @@ impl<M> Batched<M> {
         }
         let stacked: Vec<Stored<B::Inner>> = columns.into_iter().map(Stored::cat).collect();
         let mut modules = modules;
-        let module = modules.swap_remove(0).deep_copy().map(&mut Replace {
+        let module = modules.swap_remove(0).map(&mut Replace {
             values: stacked.into_iter(),
         });
         Ok(Self { module, members })
@@ -233,10 +235,12 @@ impl<M> Batched<M> {
         B: VmapBackend,
         M: DeepCopy<B>,
     {
+        // Deep copies sync running states (pending updates included) into fresh cells.
+        let module = self.module.deep_copy();
         let mut mine = Collect::<B>::default();
-        self.module.visit(&mut mine);
+        module.visit(&mut mine);
         let mut theirs = Collect::<B>::default();
-        other.module.visit(&mut theirs);
+        other.module.deep_copy().visit(&mut theirs);
         if mine.params.len() != theirs.params.len() {
             return Err(VmapError::StructureMismatch {
                 member: self.members,
@@ -261,7 +265,7 @@ impl<M> Batched<M> {
             .zip(theirs.params)
             .map(|(a, b)| Stored::cat(vec![a.one_member, b.one_member]))
             .collect();
-        let module = self.module.deep_copy().map(&mut Replace {
+        let module = module.map(&mut Replace {
             values: values.into_iter(),
         });
         Ok(Self { module, members })

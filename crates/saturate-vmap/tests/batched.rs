@@ -1011,3 +1011,36 @@ fn stack_keeps_the_latest_running_state() {
         );
     }
 }
+
+/// `member`, `retain` and `extend` on a group of the plain `Vmap` backend (no autodiff), with
+/// running state (per-member dropout probabilities).
+#[test]
+fn member_retain_extend_without_autodiff() {
+    type V = Vmap<Inner>;
+    let init = |probs: Vec<f64>| {
+        let k = probs.len();
+        Batched::init(k, &cpu(), |d| {
+            DropoutConfig::new(probs.clone()).init::<V>(d).unwrap()
+        })
+        .unwrap()
+    };
+    let group = init(vec![0.1, 0.2, 0.3]);
+    let close = |got: Vec<f64>, want: &[f64]| {
+        got.len() == want.len() && got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6)
+    };
+    let m = group.member(2).unwrap();
+    assert!(close(member_values(m.probs()).unwrap(), &[0.3]));
+    let kept = group.clone().retain(&[2, 0]).unwrap();
+    assert!(close(member_values(kept.probs()).unwrap(), &[0.3, 0.1]));
+    // The original is untouched by the clone's retain.
+    assert!(close(
+        member_values(group.probs()).unwrap(),
+        &[0.1, 0.2, 0.3]
+    ));
+    let all = kept.extend(init(vec![0.5, 0.6])).unwrap();
+    assert_eq!(all.members(), 4);
+    assert!(close(
+        member_values(all.probs()).unwrap(),
+        &[0.3, 0.1, 0.5, 0.6]
+    ));
+}

@@ -532,7 +532,8 @@ where
     let members = opts.members;
     assert!((1..=LRS.len()).contains(&members));
     let device = cpu();
-    let (mut group, mut refs): (Batched<C::Model<G>>, Vec<C::Model<R>>) = match opts.build {
+    type Start<C> = (Batched<<C as Case>::Model<G>>, Vec<<C as Case>::Model<R>>);
+    let (mut group, mut refs): Start<C> = match opts.build {
         Build::Init => {
             let group = Batched::init(members, &device, |d| reseed(case.init::<G>(d), seed))
                 .expect("init the group");

@@ -246,7 +246,8 @@ struct Conv2dHead<B: Backend> {
 enum Head2d {
     Interpolate(u8),
     InstanceNorm,
-    Unfold,
+    /// Unfold, with padding [1, 1] (true) or none.
+    Unfold(bool),
 }
 
 struct Conv2dHeadCase(Head2d);
@@ -268,7 +269,14 @@ impl Case for Conv2dHeadCase {
                 .with_mode(mode)
                 .init(),
             instance: InstanceNormConfig::new(4).init(device),
-            unfold: Unfold4dConfig::new([2, 2]).with_stride([2, 1]).init(),
+            unfold: Unfold4dConfig::new([2, 2])
+                .with_stride([2, 1])
+                .with_padding(if matches!(self.0, Head2d::Unfold(true)) {
+                    [1, 1]
+                } else {
+                    [0, 0]
+                })
+                .init(),
         }
     }
     fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
@@ -276,7 +284,9 @@ impl Case for Conv2dHeadCase {
             Head2d::Interpolate(_) => vec![2, 4, 7, 9],
             Head2d::InstanceNorm => vec![2, 4, 5, 5],
             // [N, C * 2 * 2, ((5 - 2) / 2 + 1) * (5 - 2 + 1)]
-            Head2d::Unfold => vec![2, 16, 8],
+            Head2d::Unfold(false) => vec![2, 16, 8],
+            // [N, C * 2 * 2, ((5 + 2 - 2) / 2 + 1) * (5 + 2 - 2 + 1)]
+            Head2d::Unfold(true) => vec![2, 16, 18],
         };
         vec![
             uniform(rng, &[2, 2, 5, 5], -1.0, 1.0),
@@ -299,7 +309,7 @@ impl Case for Conv2dHeadCase {
                 mse(y, f.float(1))
             }
             Head2d::InstanceNorm => mse(m.instance.forward(x), f.float(1)),
-            Head2d::Unfold => mse(m.unfold.forward(x), f.float(1)),
+            Head2d::Unfold(_) => mse(m.unfold.forward(x), f.float(1)),
         }
     }
 }
@@ -320,9 +330,66 @@ fn instance_norm() {
     both(&Conv2dHeadCase(Head2d::InstanceNorm), 425);
 }
 
+/// Unfold with padding: burn lowers it to a conv2d, which trains per member.
 #[test]
-fn unfold4d() {
-    both(&Conv2dHeadCase(Head2d::Unfold), 426);
+fn unfold4d_padded() {
+    both(&Conv2dHeadCase(Head2d::Unfold(true)), 426);
+}
+
+/// Documented limitation: under `Autodiff`, burn's `unfold4d` without padding / dilation is
+/// composed of two `unfold`s with a logical rank-6 intermediate; with the member axis it is
+/// rank 7, beyond NdArray's 6 dimensions (the batching rule of `unfold4d` itself is only
+/// reached without autodiff, see `unfold4d_without_autodiff`).
+#[test]
+#[should_panic(expected = "up to 6 dimensions")]
+fn unfold4d_unpadded_under_autodiff_exceeds_ndarray_rank() {
+    parity(
+        &Conv2dHeadCase(Head2d::Unfold(false)),
+        427,
+        DataMode::Shared,
+    );
+}
+
+/// `unfold4d` without padding on the plain `Vmap` backend (its own batching rule): batched and
+/// unbatched inputs, every member equal to NdArray's result.
+#[test]
+fn unfold4d_without_autodiff() {
+    use burn::tensor::module::unfold4d;
+    use burn::tensor::ops::UnfoldOptions;
+    use saturate_vmap::{member_data, stack_members, VmapDevice};
+
+    use super::common::{cpu, group_device, max_diff};
+
+    type V = Vmap<Inner>;
+    let options = || UnfoldOptions::new([2, 1], [0, 0], [1, 1]);
+    let mut rng = <StdRng as rand::SeedableRng>::seed_from_u64(428);
+    let data: Vec<TensorData> = (0..3)
+        .map(|_| uniform(&mut rng, &[2, 3, 5, 4], -1.0, 1.0))
+        .collect();
+    let one = VmapDevice::new(cpu(), 1);
+    let batched = stack_members(
+        data.iter()
+            .map(|d| Tensor::<V, 4>::from_data(d.clone(), &one))
+            .collect(),
+    )
+    .unwrap();
+    let shared = Tensor::<V, 4>::from_data(data[0].clone(), &group_device(3));
+    let f = |d: TensorData| d.convert::<f32>().to_vec::<f32>().unwrap();
+    for (what, input, member_input) in [("batched", batched, true), ("shared", shared, false)] {
+        let out = member_data(unfold4d(input, [2, 2], options()));
+        for (k, got) in out.into_iter().enumerate() {
+            let d = if member_input { &data[k] } else { &data[0] };
+            let want = unfold4d(
+                Tensor::<Inner, 4>::from_data(d.clone(), &cpu()),
+                [2, 2],
+                options(),
+            )
+            .into_data();
+            assert_eq!(got.shape, want.shape, "{what}: member {k}: shape");
+            let (diff, ok) = max_diff(&f(got), &f(want), 0.0, 0.0);
+            assert!(ok, "{what}: member {k}: differs by {diff:e}");
+        }
+    }
 }
 
 struct DeformCase;

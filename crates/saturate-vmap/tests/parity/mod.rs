@@ -1,6 +1,7 @@
 //! Module parity: K members trained as one Batched group vs K independent runs.
 
 pub mod common;
+mod edge;
 mod extra;
 mod isolation;
 mod lifecycle;

@@ -23,3 +23,56 @@ fn transformer_loss_of_member_1_only() {
 fn per_member_loss_weights() {
     isolation(&MlpCase { regression: true }, 303, &[0.5, 0.0, 2.0, 1.0]);
 }
+
+/// The gradient of a shared (unbatched) input that requires grad: either one gradient per
+/// member (batched, member k = member k's own input gradient) or the gradient of the sum of
+/// the member losses (unbatched, the sum of the members' input gradients). Anything else (one
+/// member's gradient, a wrong sum) is a bug.
+#[test]
+fn gradient_of_a_shared_input() {
+    use burn::nn::loss::{MseLoss, Reduction};
+    use burn::tensor::Tensor;
+    use rand::SeedableRng;
+    use saturate_vmap::{is_batched, member_data, Batched};
+
+    use super::common::{cpu, max_diff, reseed, transfer, uniform, G, R};
+    use super::models::Mlp;
+
+    let group: Batched<Mlp<G>> = Batched::init(4, &cpu(), |d| reseed(Mlp::new(d), 310)).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(310);
+    let x = uniform(&mut rng, &[5, 8], -1.0, 1.0);
+    let y = uniform(&mut rng, &[5, 4], -1.0, 1.0);
+    let gx = Tensor::<G, 2>::from_data(x.clone(), &group.device()).require_grad();
+    let gy = Tensor::<G, 2>::from_data(y.clone(), &group.device());
+    let loss = MseLoss::new().forward(group.forward(gx.clone()), gy, Reduction::Mean);
+    let grads = loss.backward();
+    let grad = gx.grad(&grads).expect("gradient of the shared input");
+    let f = |d: burn::tensor::TensorData| d.convert::<f32>().to_vec::<f32>().unwrap();
+    let per_member: Vec<Vec<f32>> = (0..4)
+        .map(|k| {
+            let m: Mlp<R> =
+                transfer::<G, R, _, _>(group.member(k).unwrap(), Mlp::new(&cpu()), &cpu());
+            let rx = Tensor::<R, 2>::from_data(x.clone(), &cpu()).require_grad();
+            let ry = Tensor::<R, 2>::from_data(y.clone(), &cpu());
+            let loss = MseLoss::new().forward(m.forward(rx.clone()), ry, Reduction::Mean);
+            let g = rx.grad(&loss.backward()).unwrap();
+            f(g.into_data())
+        })
+        .collect();
+    if is_batched(&grad) {
+        for (k, got) in member_data(grad).into_iter().enumerate() {
+            let (d, ok) = max_diff(&f(got), &per_member[k], 1e-6, 1e-4);
+            assert!(ok, "batched input gradient, member {k}: differs by {d:e}");
+        }
+    } else {
+        let sum: Vec<f32> = (0..per_member[0].len())
+            .map(|i| per_member.iter().map(|g| g[i]).sum())
+            .collect();
+        let got = f(member_data(grad).remove(0));
+        let (d, ok) = max_diff(&got, &sum, 1e-6, 1e-4);
+        assert!(
+            ok,
+            "unbatched input gradient: differs from the sum over members by {d:e}"
+        );
+    }
+}

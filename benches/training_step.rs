@@ -158,11 +158,11 @@ fn mlp_784_128_10_sequential(bencher: divan::Bencher, k: usize) {
 fn mlp_784_128_10_grouped(bencher: divan::Bencher, k: usize) {
     grouped(bencher, Model::Mlp784, k)
 }
-#[divan::bench(args = KS, sample_count = 20)]
+#[divan::bench(args = KS, sample_count = 3, sample_size = 1)]
 fn cnn_sequential(bencher: divan::Bencher, k: usize) {
     sequential(bencher, Model::Cnn, k)
 }
-#[divan::bench(args = KS, sample_count = 20)]
+#[divan::bench(args = KS, sample_count = 3, sample_size = 1)]
 fn cnn_grouped(bencher: divan::Bencher, k: usize) {
     grouped(bencher, Model::Cnn, k)
 }

@@ -45,7 +45,10 @@ struct Sgd<'a> {
 impl ModuleMapper<B> for Sgd<'_> {
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
         let (id, tensor, mapper) = param.consume();
-        let Some(grad) = self.grads.remove::<<B as AutodiffBackend>::InnerBackend, D>(id) else {
+        let Some(grad) = self
+            .grads
+            .remove::<<B as AutodiffBackend>::InnerBackend, D>(id)
+        else {
             return Param::from_mapped_value(id, tensor, mapper);
         };
         let updated = tensor.inner() - grad * self.lr.clone().reshape([1; D]);
@@ -61,7 +64,8 @@ fn main() -> Result<(), VmapError> {
 
     // One data batch shared by every member (tensors built from data are shared; random ones
     // get one draw per member), target y = sum(x).
-    let data = Tensor::<NdArray, 2>::random([256, 4], Distribution::Normal(0.0, 1.0), &device.inner);
+    let data =
+        Tensor::<NdArray, 2>::random([256, 4], Distribution::Normal(0.0, 1.0), &device.inner);
     let x = Tensor::<B, 2>::from_data(data.into_data(), &device);
     let y = x.clone().sum_dim(1);
 

@@ -24,6 +24,6 @@ pub use saturate_vmap as vmap;
 /// The names most programs need.
 pub mod prelude {
     pub use saturate_vmap::{
-        Batched, Vmap, VmapBackend, VmapDevice, VmapError, member_data, member_values, per_member,
+        member_data, member_values, per_member, Batched, Vmap, VmapBackend, VmapDevice, VmapError,
     };
 }

@@ -129,7 +129,11 @@ pub fn batch<B: Backend>(model: Model, device: &B::Device) -> (Tensor<B, 2>, Ten
     };
     let n = model.batch();
     let x = Tensor::random([n, features], Distribution::Normal(0.0, 1.0), device);
-    let y = Tensor::<B, 1, Int>::random([n], Distribution::Uniform(0.0, model.classes() as f64), device);
+    let y = Tensor::<B, 1, Int>::random(
+        [n],
+        Distribution::Uniform(0.0, model.classes() as f64),
+        device,
+    );
     (x, y)
 }
 
@@ -176,5 +180,8 @@ where
         .init(&logits.device())
         .forward(logits, y);
     let mut grads = GradientsParams::from_grads(loss.backward(), &net);
-    net.map(&mut SgdStep { grads: &mut grads, lr })
+    net.map(&mut SgdStep {
+        grads: &mut grads,
+        lr,
+    })
 }

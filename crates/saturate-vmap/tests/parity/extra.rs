@@ -584,3 +584,78 @@ impl Case for HyperCase {
 fn per_member_temperature_and_loss_weight() {
     both(&HyperCase, 470);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A forward pass through many tensor ops, mixing batched activations with shared data:
+// cat, slice, flip, swap_dims, reshape, permute, cumsum, sort, gather, max_dim, mask_fill,
+// mask_where, repeat_dim, chunk, select, expand, narrow, unsqueeze / squeeze, clamp, abs, sqrt,
+// powf, sum_dim, mean_dim, var.
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Module, Debug)]
+struct OpsNet<B: Backend> {
+    first: Linear<B>,
+    second: Linear<B>,
+}
+
+struct OpsCase;
+
+impl Case for OpsCase {
+    type Model<B: Backend> = OpsNet<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> OpsNet<B> {
+        OpsNet {
+            first: LinearConfig::new(6, 8).init(device),
+            second: LinearConfig::new(8, 3).init(device),
+        }
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        vec![
+            uniform(rng, &[5, 6], -1.0, 1.0),
+            // gather indices into 8 columns
+            classes(rng, &[5, 8], 8),
+            // mask (1 = masked)
+            classes(rng, &[5, 8], 3),
+            // row selection
+            classes(rng, &[7], 5),
+            uniform(rng, &[7, 3], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &OpsNet<B>, f: &F) -> Tensor<B, 1> {
+        let x = f.float::<2>(0);
+        let h = m.first.forward(x.clone()); // [5, 8]
+        let a = Tensor::cat(vec![x.clone(), h.clone()], 1); // [5, 14]
+        let b = a.clone().slice([0..5, 2..10]); // [5, 8]
+        let c = b.flip([1]) * h.clone().swap_dims(0, 1).swap_dims(0, 1);
+        let d = c.reshape([5, 2, 4]).permute([0, 2, 1]).reshape([5, 8]);
+        let e = d.cumsum(1) / 8.0;
+        let (sorted, _) = e.sort_with_indices(1);
+        let g = sorted.gather(1, f.int::<2>(1));
+        let t = g.clone() - g.max_dim(1);
+        let u = t.exp().mask_fill(f.int::<2>(2).equal_elem(1), 0.0);
+        let cond = h.clone().greater_elem(0.0);
+        let u = u.clone().mask_where(cond, (h.clone().abs() + 0.1).sqrt());
+        let v = u.repeat_dim(1, 2); // [5, 16]
+        let halves = v.chunk(2, 1);
+        let w = halves[0].clone() + halves[1].clone().clamp(-0.5, 2.0);
+        let w = w.clone() + a.narrow(1, 0, 8).powf_scalar(2.0) * 0.1;
+        let w = w.clone()
+            + w.clone().mean_dim(0).expand([5, 8])
+            + w.clone()
+                .sum_dim(1)
+                .unsqueeze_dim::<3>(2)
+                .squeeze_dim::<2>(2)
+                * 0.01
+            + w.var(1) * 0.1;
+        let z = w.select(0, f.int::<1>(3)); // [7, 8]
+        mse(m.second.forward(z), f.float(4))
+    }
+    fn lr_scale(&self) -> f64 {
+        // The powers and cumulative sums diverge at the full rates.
+        0.1
+    }
+}
+
+#[test]
+fn many_tensor_ops_in_one_forward() {
+    both(&OpsCase, 480);
+}

@@ -76,3 +76,103 @@ fn gradient_of_a_shared_input() {
         );
     }
 }
+
+/// A Linear whose weights are shared by all members (loaded from data, so unbatched: e.g. a
+/// frozen pretrained layer) applied to a batched input of rank 2 and 3: outputs and input
+/// gradients per member equal each member's own run; the weight gradient is either per member
+/// or the sum over members.
+#[test]
+fn shared_weights_with_batched_input() {
+    use burn::backend::NdArray;
+    use burn::nn::{Linear, LinearConfig};
+    use burn::tensor::{Tensor, TensorData};
+    use rand::SeedableRng;
+    use saturate_vmap::{is_batched, member_data, stack_members, VmapDevice};
+
+    use super::common::{cpu, group_device, max_diff, transfer, uniform, G, R};
+
+    let f = |d: TensorData| d.convert::<f32>().to_vec::<f32>().unwrap();
+    let plain: Linear<NdArray> = LinearConfig::new(4, 5).init(&cpu());
+    // burn initialises lazily and a clone of an uninitialised parameter draws its own values.
+    let _ = (plain.weight.val(), plain.bias.as_ref().map(|b| b.val()));
+    let device = group_device(3);
+    let shared: Linear<G> = transfer::<NdArray, G, _, _>(
+        plain.clone(),
+        LinearConfig::new(4, 5).init(&device),
+        &device,
+    );
+    assert!(
+        !is_batched(&shared.weight.val()),
+        "weights loaded from data are shared"
+    );
+    let reference: Linear<R> =
+        transfer::<NdArray, R, _, _>(plain, LinearConfig::new(4, 5).init(&cpu()), &cpu());
+
+    let mut rng = rand::rngs::StdRng::seed_from_u64(320);
+    for shape in [vec![6usize, 4], vec![2, 6, 4]] {
+        let data: Vec<TensorData> = (0..3)
+            .map(|_| uniform(&mut rng, &shape, -1.0, 1.0))
+            .collect();
+        let one = VmapDevice::new(cpu(), 1);
+        // Rank 3 covers the batched-matmul path, rank 2 the folded one.
+        macro_rules! run {
+            ($D:literal) => {{
+                let x = stack_members(
+                    data.iter()
+                        .map(|d| Tensor::<G, $D>::from_data(d.clone(), &one))
+                        .collect(),
+                )
+                .unwrap()
+                .require_grad();
+                let y = shared.forward(x.clone());
+                let out = member_data(y.clone());
+                let grads = (y.clone() * y).sum().backward();
+                let gx = member_data(x.grad(&grads).expect("input gradient"));
+                let gw = shared.weight.val().grad(&grads).expect("weight gradient");
+                let mut want_gw: Vec<Vec<f32>> = Vec::new();
+                for k in 0..3 {
+                    let rx = Tensor::<R, $D>::from_data(data[k].clone(), &cpu()).require_grad();
+                    let ry = reference.forward(rx.clone());
+                    let (d, ok) =
+                        max_diff(&f(out[k].clone()), &f(ry.clone().into_data()), 1e-6, 1e-5);
+                    assert!(ok, "rank {}: member {k}: output differs by {d:e}", $D);
+                    let rgrads = (ry.clone() * ry).sum().backward();
+                    let rgx = rx.grad(&rgrads).unwrap().into_data();
+                    let (d, ok) = max_diff(&f(gx[k].clone()), &f(rgx), 1e-6, 1e-5);
+                    assert!(
+                        ok,
+                        "rank {}: member {k}: input gradient differs by {d:e}",
+                        $D
+                    );
+                    want_gw.push(f(reference.weight.val().grad(&rgrads).unwrap().into_data()));
+                }
+                if is_batched(&gw) {
+                    for (k, g) in member_data(gw).into_iter().enumerate() {
+                        let (d, ok) = max_diff(&f(g), &want_gw[k], 1e-6, 1e-4);
+                        assert!(
+                            ok,
+                            "rank {}: member {k}: weight gradient differs by {d:e}",
+                            $D
+                        );
+                    }
+                } else {
+                    let sum: Vec<f32> = (0..want_gw[0].len())
+                        .map(|i| want_gw.iter().map(|g| g[i]).sum())
+                        .collect();
+                    let got = f(member_data(gw).remove(0));
+                    let (d, ok) = max_diff(&got, &sum, 1e-6, 1e-4);
+                    assert!(
+                        ok,
+                        "rank {}: shared weight gradient differs from the sum by {d:e}",
+                        $D
+                    );
+                }
+            }};
+        }
+        if shape.len() == 2 {
+            run!(2);
+        } else {
+            run!(3);
+        }
+    }
+}

@@ -4,24 +4,26 @@
 //! Run: `cargo run --release --example quickstart`
 
 use burn::backend::{Autodiff, NdArray};
-use burn::module::{Module, ModuleMapper, Param};
+use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig, Relu};
 use burn::optim::GradientsParams;
-use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
+use saturate::optim::SgdConfig;
 use saturate::prelude::*;
 
 type B = Autodiff<Vmap<NdArray>>;
 
+/// An ordinary burn module: nothing in it knows about members.
 #[derive(Module, Debug)]
-struct Mlp<B: burn::tensor::backend::Backend> {
+struct Mlp<B: Backend> {
     hidden: Linear<B>,
     out: Linear<B>,
     relu: Relu,
 }
 
-impl<B: burn::tensor::backend::Backend> Mlp<B> {
+impl<B: Backend> Mlp<B> {
     fn new(device: &B::Device) -> Self {
         Self {
             hidden: LinearConfig::new(4, 32).init(device),
@@ -35,32 +37,11 @@ impl<B: burn::tensor::backend::Backend> Mlp<B> {
     }
 }
 
-/// `p <- p - lr_k * g` with one learning rate per member (saturate-optim has the full
-/// SGD / Adam / AdamW).
-struct Sgd<'a> {
-    grads: &'a mut GradientsParams,
-    lr: Tensor<<B as AutodiffBackend>::InnerBackend, 1>,
-}
-
-impl ModuleMapper<B> for Sgd<'_> {
-    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
-        let (id, tensor, mapper) = param.consume();
-        let Some(grad) = self
-            .grads
-            .remove::<<B as AutodiffBackend>::InnerBackend, D>(id)
-        else {
-            return Param::from_mapped_value(id, tensor, mapper);
-        };
-        let updated = tensor.inner() - grad * self.lr.clone().reshape([1; D]);
-        Param::from_mapped_value(id, Tensor::from_inner(updated).require_grad(), mapper)
-    }
-}
-
-fn main() -> Result<(), VmapError> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lrs = [0.001, 0.003, 0.01, 0.03, 0.05, 0.1, 0.2, 0.3];
     let mut group: Batched<Mlp<B>> = Batched::init(lrs.len(), &Default::default(), Mlp::new)?;
+    let mut optim = SgdConfig::new().init::<B, Mlp<B>>(group.members())?;
     let device = group.device();
-    let lr = per_member::<Vmap<NdArray>>(&lrs, &device)?;
 
     // One data batch shared by every member (tensors built from data are shared; random ones
     // get one draw per member), target y = sum(x).
@@ -70,20 +51,17 @@ fn main() -> Result<(), VmapError> {
     let y = x.clone().sum_dim(1);
 
     for step in 0..=200 {
-        let prediction = group.forward(x.clone());
-        let loss = MseLoss::new().forward(prediction, y.clone(), Reduction::Mean);
+        let loss = MseLoss::new().forward(group.forward(x.clone()), y.clone(), Reduction::Mean);
         if step % 50 == 0 {
             let losses = member_values(loss.clone())?;
             let shown: Vec<String> = losses.iter().map(|l| format!("{l:.4}")).collect();
             println!("step {step:3}: {}", shown.join("  "));
         }
-        let mut grads = GradientsParams::from_grads(loss.backward(), &*group);
-        let module = group.into_inner().map(&mut Sgd {
-            grads: &mut grads,
-            lr: lr.clone(),
-        });
-        group = Batched::from_module(module)?;
+        let grads = GradientsParams::from_grads(loss.backward(), &*group);
+        group = optim.step(lrs, group, grads)?;
     }
     println!("learning rates: {lrs:?}");
+    let best = group.member(6)?; // an ordinary Mlp<B>: save it with burn's recorders
+    println!("member 6 has {} parameters", best.num_params());
     Ok(())
 }

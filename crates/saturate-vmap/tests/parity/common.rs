@@ -680,6 +680,8 @@ struct GroupGrads<'a> {
     grads: &'a <G as burn::tensor::backend::AutodiffBackend>::Gradients,
     path: Vec<String>,
     out: Vec<(String, Option<Vec<TensorData>>)>,
+    /// Whether each gradient was batched.
+    batched: Vec<bool>,
 }
 
 impl ModuleVisitor<G> for GroupGrads<'_> {
@@ -690,8 +692,13 @@ impl ModuleVisitor<G> for GroupGrads<'_> {
         self.path.pop();
     }
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<G, D>>) {
-        let grad = param.val().grad(self.grads).map(member_data);
-        self.out.push((self.path.join("."), grad));
+        let grad = param.val().grad(self.grads);
+        self.batched.push(
+            grad.as_ref()
+                .map(saturate_vmap::is_batched)
+                .unwrap_or(false),
+        );
+        self.out.push((self.path.join("."), grad.map(member_data)));
     }
 }
 
@@ -745,6 +752,7 @@ where
         grads: &grads,
         path: Vec::new(),
         out: Vec::new(),
+        batched: Vec::new(),
     };
     group.visit(&mut gv);
     assert!(!gv.out.is_empty());
@@ -815,4 +823,123 @@ where
         }
     }
     assert!(bad.is_empty(), "gradient isolation:\n{}", bad.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared (unbatched) weights with per-member data.
+// ---------------------------------------------------------------------------------------------
+
+/// Relative tolerance of a single gradient through shared weights: NdArray's approximate SIMD
+/// reciprocal (used by autodiff's `div` / `log` / `recip` backward) covers a batched tensor in
+/// other chunks than a member's, so gradients through LayerNorm and friends differ by up to
+/// ~1e-4 relative (the differential op harness uses the same 1e-3).
+pub const GRAD_RTOL: f64 = 1e-3;
+
+/// The model of `case` with weights SHARED by all members (loaded from data, so unbatched, like
+/// a frozen pretrained layer), fed one batch per member: each member's loss equals its own run
+/// with the same weights, and each parameter gradient is either per member (batched: member k
+/// = member k's gradient) or the sum over members (unbatched).
+pub fn shared_parity<C: Case>(case: &C, seed: u64)
+where
+    C::Model<G>: AutodiffModule<G>,
+    C::Model<R>: AutodiffModule<R>,
+{
+    let device = cpu();
+    let gdevice = group_device(K);
+    let plain: C::Model<Inner> = case.init::<Inner>(&device);
+    // burn initialises lazily, and a clone of an uninitialised parameter draws its own values.
+    let _ = params(&plain);
+    let shared: C::Model<G> =
+        transfer::<Inner, G, _, _>(plain.clone(), case.init::<G>(&gdevice), &gdevice);
+    let reference: C::Model<R> =
+        transfer::<Inner, R, _, _>(plain, case.init::<R>(&device), &device);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let slots = step_slots(case, &mut rng, DataMode::PerMember, K);
+
+    let loss = case.loss(
+        &shared,
+        &GroupFeed::<G> {
+            slots: &slots,
+            device: gdevice.clone(),
+        },
+    );
+    let losses = member_values(loss.clone()).expect("per-member losses");
+    let grads = loss.backward();
+    let mut gv = GroupGrads {
+        grads: &grads,
+        path: Vec::new(),
+        out: Vec::new(),
+        batched: Vec::new(),
+    };
+    shared.visit(&mut gv);
+
+    let mut want: Vec<Vec<Option<Vec<f32>>>> = Vec::new();
+    for (k, loss_k) in losses.iter().enumerate() {
+        let loss = case.loss(
+            &reference,
+            &MemberFeed::<R> {
+                slots: &slots,
+                member: k,
+                device,
+            },
+        );
+        let value: f64 = loss.clone().into_scalar().elem();
+        assert!(
+            (loss_k - value).abs() <= ATOL + RTOL * value.abs(),
+            "shared weights: member {k}: group loss {loss_k} vs reference {value}"
+        );
+        let rgrads = loss.backward();
+        let mut rv = RefGrads {
+            grads: &rgrads,
+            path: Vec::new(),
+            out: Vec::new(),
+        };
+        reference.visit(&mut rv);
+        want.push(
+            rv.out
+                .into_iter()
+                .map(|(_, g)| g.map(|g| g.convert::<f32>().to_vec::<f32>().expect("f32")))
+                .collect(),
+        );
+    }
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for (j, ((path, g), batched)) in gv.out.iter().zip(&gv.batched).enumerate() {
+        let Some(g) = g else {
+            assert!(
+                want.iter().all(|w| w[j].is_none()),
+                "`{path}`: no gradient in the group"
+            );
+            continue;
+        };
+        checked += 1;
+        let per: Vec<&Vec<f32>> = want
+            .iter()
+            .map(|w| w[j].as_ref().expect("reference gradient"))
+            .collect();
+        if *batched {
+            for (k, want_k) in per.iter().enumerate() {
+                let got: Vec<f32> = g[k].clone().convert::<f32>().to_vec().expect("f32");
+                let (d, ok) = max_diff(&got, want_k, ATOL, GRAD_RTOL);
+                if !ok {
+                    bad.push(format!(
+                        "`{path}` (batched gradient), member {k}: differs by {d:e}"
+                    ));
+                }
+            }
+        } else {
+            let sum: Vec<f32> = (0..per[0].len())
+                .map(|i| per.iter().map(|w| w[i]).sum())
+                .collect();
+            let got: Vec<f32> = g[0].clone().convert::<f32>().to_vec().expect("f32");
+            let (d, ok) = max_diff(&got, &sum, ATOL, GRAD_RTOL);
+            if !ok {
+                bad.push(format!(
+                    "`{path}` (shared gradient): differs from the sum over members by {d:e}"
+                ));
+            }
+        }
+    }
+    assert!(checked > 0, "no parameter got a gradient");
+    assert!(bad.is_empty(), "shared weights:\n{}", bad.join("\n"));
 }

@@ -298,3 +298,11 @@ fn per_member_accuracy() {
         );
     }
 }
+
+#[test]
+fn shared_weights_models() {
+    use super::common::shared_parity;
+    shared_parity(&MlpCase { regression: false }, 720);
+    shared_parity(&CnnCase, 721);
+    shared_parity(&TextCase { masked: true }, 722);
+}

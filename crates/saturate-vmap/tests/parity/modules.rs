@@ -26,7 +26,9 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use rand::rngs::StdRng;
 
-use super::common::{classes, parity, parity_with, uniform, Build, Case, DataMode, Feed, Opts};
+use super::common::{
+    classes, parity, parity_with, shared_parity, uniform, Build, Case, DataMode, Feed, Opts,
+};
 
 fn mse<B: Backend, const D: usize>(pred: Tensor<B, D>, target: Tensor<B, D>) -> Tensor<B, 1> {
     MseLoss::new().forward(pred, target, Reduction::Mean)
@@ -1075,4 +1077,51 @@ fn three_member_groups() {
     parity_with(&Conv2dCase::plain([3, 4], 1), 197, opts);
     parity_with(&ConvNormCase { group_norm: false }, 198, opts);
     parity_with(&RnnCase { gru: true }, 199, opts);
+}
+
+/// Every module with weights shared by all members (unbatched, e.g. frozen) and one batch per
+/// member.
+#[test]
+fn shared_weights_per_member_data() {
+    shared_parity(&LinearCase, 700);
+    shared_parity(&Linear3dCase, 701);
+    shared_parity(
+        &Conv1dCase {
+            cin: 4,
+            cout: 6,
+            kernel: 3,
+            stride: 2,
+            pad: 1,
+            dilation: 2,
+            groups: 2,
+            len: 11,
+        },
+        702,
+    );
+    shared_parity(&Conv2dCase::plain([3, 4], 1), 703);
+    shared_parity(&Conv2dCase::plain([4, 6], 2), 704);
+    shared_parity(
+        &ConvT2dCase {
+            channels: [4, 6],
+            stride: 2,
+            pad: 1,
+            pad_out: 1,
+            groups: 2,
+        },
+        705,
+    );
+    shared_parity(&PoolCase(Pool::Max), 706);
+    shared_parity(&PoolCase(Pool::Avg), 707);
+    shared_parity(&PoolCase(Pool::Adaptive), 708);
+    shared_parity(&LayerNormCase, 709);
+    shared_parity(&ConvNormCase { group_norm: false }, 710);
+    shared_parity(&ConvNormCase { group_norm: true }, 711);
+    shared_parity(&EmbeddingCase, 712);
+    shared_parity(&MhaCase, 713);
+    shared_parity(&EncoderCase { norm_first: true }, 714);
+    shared_parity(&RnnCase { gru: false }, 715);
+    shared_parity(&RnnCase { gru: true }, 716);
+    shared_parity(&ActCase(Act::PRelu), 717);
+    shared_parity(&LossCase(Loss::CrossEntropySmoothing), 718);
+    shared_parity(&LossCase(Loss::BceLogits), 719);
 }

@@ -176,3 +176,141 @@ fn shared_weights_with_batched_input() {
         }
     }
 }
+
+/// Gradients with burn's balanced checkpointing (memory-bound ops recomputed by retro-forward
+/// during backward) equal those without it (up to summation order: atol 1e-6, rtol 1e-4), and
+/// each member's independent gradient.
+#[test]
+fn balanced_checkpointing_gives_the_same_gradients() {
+    use burn::backend::autodiff::checkpoint::strategy::BalancedCheckpointing;
+    use burn::backend::Autodiff;
+    use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
+    use burn::tensor::backend::AutodiffBackend;
+    use burn::tensor::{Tensor, TensorData};
+    use rand::SeedableRng;
+    use saturate_vmap::{member_data, Batched, Vmap, VmapBackend, VmapDevice};
+
+    use super::common::{cpu, max_diff, transfer, Case, GroupFeed, Inner, MemberFeed, Slot, R};
+    use super::models::{CnnCase, MlpCase};
+
+    type GC = Autodiff<Vmap<Inner>, BalancedCheckpointing>;
+    type GD = super::common::G;
+
+    struct Grads<'a, B: AutodiffBackend> {
+        grads: &'a B::Gradients,
+        out: Vec<Vec<Vec<f32>>>,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Grads<'_, B>
+    where
+        B::InnerBackend: VmapBackend,
+    {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            let g = param.val().grad(self.grads).expect("gradient");
+            self.out.push(
+                member_data(g)
+                    .into_iter()
+                    .map(|d| d.convert::<f32>().to_vec::<f32>().unwrap())
+                    .collect(),
+            );
+        }
+    }
+    fn grads_of<B, M>(module: &M, grads: &B::Gradients) -> Vec<Vec<Vec<f32>>>
+    where
+        B: AutodiffBackend,
+        B::InnerBackend: VmapBackend,
+        M: Module<B>,
+    {
+        let mut v = Grads::<B> {
+            grads,
+            out: Vec::new(),
+        };
+        module.visit(&mut v);
+        v.out
+    }
+
+    fn check<C: Case>(case: &C, seed: u64)
+    where
+        C::Model<GD>: AutodiffModule<GD>,
+        C::Model<GC>: AutodiffModule<GC>,
+        C::Model<R>: AutodiffModule<R>,
+    {
+        let plain: Vec<C::Model<Inner>> = (0..4).map(|_| case.init::<Inner>(&cpu())).collect();
+        for p in &plain {
+            let _ = super::common::params(p); // initialise (lazy) before cloning
+        }
+        let one = VmapDevice::new(cpu(), 1);
+        let gd: Batched<C::Model<GD>> = Batched::stack(
+            plain
+                .iter()
+                .map(|p| transfer::<Inner, GD, _, _>(p.clone(), case.init::<GD>(&one), &one))
+                .collect(),
+        )
+        .unwrap();
+        let gc: Batched<C::Model<GC>> = Batched::stack(
+            plain
+                .iter()
+                .map(|p| transfer::<Inner, GC, _, _>(p.clone(), case.init::<GC>(&one), &one))
+                .collect(),
+        )
+        .unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let slots: Vec<Slot> = case.batch(&mut rng).into_iter().map(Slot::Shared).collect();
+        let ld = case.loss(
+            &*gd,
+            &GroupFeed::<GD> {
+                slots: &slots,
+                device: gd.device(),
+            },
+        );
+        let lc = case.loss(
+            &*gc,
+            &GroupFeed::<GC> {
+                slots: &slots,
+                device: gc.device(),
+            },
+        );
+        let d = grads_of::<GD, _>(&*gd, &ld.backward());
+        let c = grads_of::<GC, _>(&*gc, &lc.backward());
+        assert_eq!(d.len(), c.len());
+        for (j, (dj, cj)) in d.iter().zip(&c).enumerate() {
+            for k in 0..4 {
+                let (diff, ok) = max_diff(&cj[k], &dj[k], 1e-6, 1e-4);
+                assert!(
+                    ok,
+                    "parameter {j}, member {k}: checkpointed gradient differs by {diff:e}"
+                );
+            }
+        }
+        // And member 2 against its independent run.
+        let r: C::Model<R> =
+            transfer::<Inner, R, _, _>(plain[2].clone(), case.init::<R>(&cpu()), &cpu());
+        let lr = case.loss(
+            &r,
+            &MemberFeed::<R> {
+                slots: &slots,
+                member: 2,
+                device: cpu(),
+            },
+        );
+        let rg = lr.backward();
+        let mut want: Vec<Vec<f32>> = Vec::new();
+        struct RG<'a>(&'a <R as AutodiffBackend>::Gradients, &'a mut Vec<Vec<f32>>);
+        impl ModuleVisitor<R> for RG<'_> {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<R, D>>) {
+                let g: TensorData = param.val().grad(self.0).expect("gradient").into_data();
+                self.1.push(g.convert::<f32>().to_vec::<f32>().unwrap());
+            }
+        }
+        r.visit(&mut RG(&rg, &mut want));
+        for (j, w) in want.iter().enumerate() {
+            let (diff, ok) = max_diff(&c[j][2], w, 1e-5, 1e-3);
+            assert!(
+                ok,
+                "parameter {j}, member 2: differs from its own run by {diff:e}"
+            );
+        }
+    }
+
+    check(&MlpCase { regression: false }, 330);
+    check(&CnnCase, 331);
+}

@@ -95,6 +95,7 @@ impl<B: Backend> SmallCnn<B> {
 
 /// Either model, so one training step serves all.
 #[derive(Module, Debug)]
+#[allow(clippy::large_enum_variant)] // built once per benchmark; boxing would change the module tree
 pub enum Net<B: Backend> {
     Mlp(Mlp<B>),
     Cnn(SmallCnn<B>),

@@ -50,18 +50,21 @@ pub enum Val<X: Backend> {
 }
 
 impl<X: Backend> Val<X> {
+    /// The float tensor (panics for another kind).
     pub fn f(self) -> FloatTensor<X> {
         match self {
             Val::F(t) => t,
             _ => panic!("harness: expected a float operand"),
         }
     }
+    /// The int tensor (panics for another kind).
     pub fn i(self) -> IntTensor<X> {
         match self {
             Val::I(t) => t,
             _ => panic!("harness: expected an int operand"),
         }
     }
+    /// The bool tensor (panics for another kind).
     pub fn b(self) -> BoolTensor<X> {
         match self {
             Val::B(t) => t,
@@ -279,7 +282,7 @@ pub fn check_with(
         for mask in 0..(1u32 << n) {
             let flags: Vec<bool> = (0..n).map(|j| mask & (1 << j) != 0).collect();
             if let Some(only) = only {
-                if !only.iter().any(|o| *o == flags.as_slice()) {
+                if !only.contains(&flags.as_slice()) {
                     continue;
                 }
             }

@@ -1044,3 +1044,25 @@ fn member_retain_extend_without_autodiff() {
         &[0.3, 0.1, 0.5, 0.6]
     ));
 }
+
+/// Feeding a group data made on a device of another member count fails loudly, naming both
+/// member counts (ops cannot return errors; the typed errors are for the helpers).
+#[test]
+fn forward_with_data_of_another_group_size_panics() {
+    let group: Batched<Linear<G>> =
+        Batched::init(4, &cpu(), |d| LinearConfig::new(3, 2).init(d)).unwrap();
+    let x = Tensor::<G, 2>::ones([5, 3], &group_device(3));
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        member_data(group.forward(x))
+    }))
+    .expect_err("a 4-member group fed 3-member data must fail");
+    let msg = err
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(
+        msg.contains("4") && msg.contains("3") && msg.contains("member"),
+        "message: {msg}"
+    );
+}

@@ -1066,3 +1066,36 @@ fn forward_with_data_of_another_group_size_panics() {
         "message: {msg}"
     );
 }
+
+/// burn's `Transaction` (several reads in one go): unbatched tensors and one-member batched
+/// tensors read normally; a batched tensor of several members is refused with an error that
+/// points to the per-member readers.
+#[test]
+fn transactions_read_shared_tensors_and_refuse_batched_ones() {
+    use burn::tensor::{Int, Transaction};
+
+    let device = group_device(3);
+    let a = Tensor::<G, 2>::from_data(input(80, &[2, 3]), &device);
+    let b = Tensor::<G, 1, Int>::from_data(TensorData::from([1i64, 2, 3]), &device);
+    let data = Transaction::default()
+        .register(a.clone())
+        .register(b)
+        .execute();
+    assert_eq!(values(&data[0]), values(&input(80, &[2, 3])));
+    assert_eq!(
+        data[1].clone().convert::<i64>().to_vec::<i64>().unwrap(),
+        vec![1, 2, 3]
+    );
+
+    let one = per_member::<G>(&[2.5], &group_device(1)).unwrap();
+    let data = Transaction::default().register(one).execute();
+    assert_eq!(values(&data[0]), vec![2.5]);
+
+    let batched = per_member::<G>(&[1.0, 2.0, 3.0], &device).unwrap();
+    let err = Transaction::default()
+        .register(a)
+        .register(batched)
+        .try_execute()
+        .expect_err("a batched tensor of 3 members cannot be read");
+    assert!(err.to_string().contains("member_data"), "{err}");
+}

@@ -284,6 +284,7 @@ fn conv2d_depthwise_strided() {
 
 /// ConvTranspose2d; input `[2, cin, 4, 4]`.
 struct ConvT2dCase {
+    dilation: usize,
     channels: [usize; 2],
     stride: usize,
     pad: usize,
@@ -293,8 +294,8 @@ struct ConvT2dCase {
 
 impl ConvT2dCase {
     fn out(&self) -> usize {
-        // (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + pad_out + 1, kernel 3.
-        3 * self.stride + 2 + self.pad_out + 1 - 2 * self.pad
+        // (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + pad_out + 1, kernel 3, in 4.
+        3 * self.stride + 2 * self.dilation + self.pad_out + 1 - 2 * self.pad
     }
 }
 
@@ -306,6 +307,7 @@ impl Case for ConvT2dCase {
             .with_padding([self.pad; 2])
             .with_padding_out([self.pad_out; 2])
             .with_groups(self.groups)
+            .with_dilation([self.dilation; 2])
             .init(device)
     }
     fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
@@ -323,6 +325,7 @@ impl Case for ConvT2dCase {
 #[test]
 fn conv_transpose2d() {
     let case = ConvT2dCase {
+        dilation: 1,
         channels: [3, 2],
         stride: 1,
         pad: 0,
@@ -335,6 +338,7 @@ fn conv_transpose2d() {
 #[test]
 fn conv_transpose2d_stride_padding_groups() {
     let case = ConvT2dCase {
+        dilation: 1,
         channels: [4, 6],
         stride: 2,
         pad: 1,
@@ -989,6 +993,7 @@ fn conv2d_stride_padding_dilation_per_member_data() {
 #[test]
 fn conv_transpose2d_per_member_data() {
     let case = ConvT2dCase {
+        dilation: 1,
         channels: [4, 6],
         stride: 2,
         pad: 1,
@@ -1102,6 +1107,7 @@ fn shared_weights_per_member_data() {
     shared_parity(&Conv2dCase::plain([4, 6], 2), 704);
     shared_parity(
         &ConvT2dCase {
+            dilation: 1,
             channels: [4, 6],
             stride: 2,
             pad: 1,
@@ -1124,4 +1130,46 @@ fn shared_weights_per_member_data() {
     shared_parity(&ActCase(Act::PRelu), 717);
     shared_parity(&LossCase(Loss::CrossEntropySmoothing), 718);
     shared_parity(&LossCase(Loss::BceLogits), 719);
+}
+
+/// More convolution variants with one batch per member.
+#[test]
+fn conv_variants_per_member_data() {
+    let depthwise = Conv2dCase {
+        channels: [4, 8],
+        kernel: [3, 3],
+        stride: [2, 2],
+        pad: [1, 1],
+        dilation: [1, 1],
+        groups: 4,
+        size: [7, 7],
+    };
+    parity(&depthwise, 800, DataMode::PerMember);
+    let plain1d = Conv1dCase {
+        cin: 3,
+        cout: 4,
+        kernel: 3,
+        stride: 1,
+        pad: 0,
+        dilation: 1,
+        groups: 1,
+        len: 9,
+    };
+    parity(&plain1d, 801, DataMode::PerMember);
+    for (i, (stride, pad, pad_out, dilation, groups)) in
+        [(1, 0, 0, 1, 1), (2, 1, 1, 2, 1), (2, 0, 1, 2, 2)]
+            .into_iter()
+            .enumerate()
+    {
+        let case = ConvT2dCase {
+            dilation,
+            channels: [4, 6],
+            stride,
+            pad,
+            pad_out,
+            groups,
+        };
+        parity(&case, 802 + i as u64, DataMode::Shared);
+        parity(&case, 812 + i as u64, DataMode::PerMember);
+    }
 }

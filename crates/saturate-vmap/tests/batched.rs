@@ -1099,3 +1099,41 @@ fn transactions_read_shared_tensors_and_refuse_batched_ones() {
         .expect_err("a batched tensor of 3 members cannot be read");
     assert!(err.to_string().contains("member_data"), "{err}");
 }
+
+/// `from_module` on a module whose parts belong to groups of different sizes is a typed error
+/// naming the offending parameter; a consistent module is accepted and fully batched.
+#[test]
+fn from_module_checks_member_counts() {
+    let a = Two::<G> {
+        body: LinearConfig::new(3, 4).init(&group_device(3)),
+        hidden: LinearConfig::new(4, 2).init(&group_device(2)),
+    };
+    match Batched::from_module(a).unwrap_err() {
+        VmapError::MemberCountMismatch {
+            what,
+            expected,
+            got,
+        } => {
+            assert!(what.contains("hidden.weight"), "{what}");
+            assert_eq!((expected, got), (3, 2));
+        }
+        other => panic!("expected MemberCountMismatch, got {other:?}"),
+    }
+    let b = Two::<G> {
+        body: LinearConfig::new(3, 4).init(&group_device(3)),
+        hidden: LinearConfig::new(4, 2).init(&group_device(3)),
+    };
+    let group = Batched::from_module(b).unwrap();
+    assert_eq!(group.members(), 3);
+    assert_eq!(group.device().members, 3);
+    let (count, unbatched) = unbatched_params(&*group);
+    assert_eq!(count, 4);
+    assert!(unbatched.is_empty(), "{unbatched:?}");
+    // A member lives on a one-member device.
+    let m = group.member(0).unwrap();
+    assert!(
+        m.devices().iter().all(|d| d.members == 1),
+        "{:?}",
+        m.devices()
+    );
+}

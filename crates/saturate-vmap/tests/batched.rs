@@ -1137,3 +1137,78 @@ fn from_module_checks_member_counts() {
         m.devices()
     );
 }
+
+#[derive(Module, Debug)]
+pub struct DropNet<B: Backend> {
+    linear: Linear<B>,
+    dropout: saturate_vmap::nn::Dropout<B>,
+}
+
+/// A model with per-member dropout: in training each member drops with its own probability
+/// (a member with p = 0 computes exactly the plain linear layer); after `valid()` (no autodiff)
+/// dropout is the identity for every member.
+#[test]
+fn per_member_dropout_inside_a_model() {
+    use burn::module::AutodiffModule;
+
+    let probs = vec![0.0, 0.5, 0.9];
+    let group: Batched<DropNet<G>> = Batched::init(3, &cpu(), |d| DropNet {
+        linear: LinearConfig::new(50, 400).init(d),
+        dropout: DropoutConfig::new(probs.clone()).init::<G>(d).unwrap(),
+    })
+    .unwrap();
+    let x = input(90, &[20, 50]);
+    let device = group.device();
+    let plain = member_data(
+        group
+            .linear
+            .forward(Tensor::<G, 2>::from_data(x.clone(), &device)),
+    );
+    let train = member_data(
+        group.dropout.forward(
+            group
+                .linear
+                .forward(Tensor::<G, 2>::from_data(x.clone(), &device)),
+        ),
+    );
+    assert_eq!(
+        values(&train[0]),
+        values(&plain[0]),
+        "p = 0 must keep everything"
+    );
+    for (k, &p) in probs.iter().enumerate().skip(1) {
+        let (t, q) = (values(&train[k]), values(&plain[k]));
+        let kept = t.iter().filter(|&&v| v != 0.0).count() as f64 / t.len() as f64;
+        assert!(
+            (kept - (1.0 - p)).abs() < 0.02,
+            "member {k}: keep rate {kept}"
+        );
+        for (a, b) in t.iter().zip(&q) {
+            assert!(
+                *a == 0.0 || (a - b / (1.0 - p as f32)).abs() < 1e-4,
+                "member {k}"
+            );
+        }
+    }
+    let valid = group.valid();
+    let vdevice = VmapDevice::new(cpu(), 3);
+    let plain = member_data(
+        valid
+            .linear
+            .forward(Tensor::<Vmap<Inner>, 2>::from_data(x.clone(), &vdevice)),
+    );
+    let eval = member_data(
+        valid.dropout.forward(
+            valid
+                .linear
+                .forward(Tensor::<Vmap<Inner>, 2>::from_data(x, &vdevice)),
+        ),
+    );
+    for k in 0..3 {
+        assert_eq!(
+            values(&eval[k]),
+            values(&plain[k]),
+            "member {k}: inference must not drop"
+        );
+    }
+}

@@ -501,7 +501,12 @@ impl Opts {
     }
 }
 
-fn step_slots<C: Case>(case: &C, rng: &mut StdRng, mode: DataMode, members: usize) -> Vec<Slot> {
+pub fn step_slots<C: Case>(
+    case: &C,
+    rng: &mut StdRng,
+    mode: DataMode,
+    members: usize,
+) -> Vec<Slot> {
     match mode {
         DataMode::Shared => case.batch(rng).into_iter().map(Slot::Shared).collect(),
         DataMode::PerMember => {

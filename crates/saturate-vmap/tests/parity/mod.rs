@@ -7,3 +7,4 @@ mod isolation;
 mod lifecycle;
 mod models;
 mod modules;
+mod optim;

@@ -1212,3 +1212,46 @@ fn per_member_dropout_inside_a_model() {
         );
     }
 }
+
+#[derive(Module, Debug)]
+pub struct Deep<B: Backend> {
+    layers: Vec<Linear<B>>,
+    norm: Option<LayerNorm<B>>,
+}
+
+/// Parameter paths in errors go through `Vec` and `Option` containers (`layers.1.weight`).
+#[test]
+fn shape_errors_name_paths_inside_containers() {
+    let one = VmapDevice::new(cpu(), 1);
+    let make = |hidden: usize| Deep::<G> {
+        layers: vec![
+            LinearConfig::new(3, 4).init(&one),
+            LinearConfig::new(4, hidden).init(&one),
+        ],
+        norm: Some(LayerNormConfig::new(hidden).init(&one)),
+    };
+    match Batched::stack(vec![make(5), make(6)]).unwrap_err() {
+        VmapError::ShapeMismatch {
+            path,
+            expected,
+            got,
+            ..
+        } => {
+            assert_eq!(path, "layers.1.weight");
+            assert_eq!((expected, got), (vec![4, 5], vec![4, 6]));
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    // Same structure: the Vec and Option contents are stacked member by member.
+    let a = make(5);
+    let b = make(5);
+    let want = [group_params(&a).remove(0), group_params(&b).remove(0)];
+    let group = Batched::stack(vec![a, b]).unwrap();
+    let got = group_params(&*group);
+    assert!(snaps_equal(&got[0], &want[0]) && snaps_equal(&got[1], &want[1]));
+    assert!(
+        got[0].iter().any(|p| p.path == "norm.gamma"),
+        "{:?}",
+        got[0].iter().map(|p| &p.path).collect::<Vec<_>>()
+    );
+}

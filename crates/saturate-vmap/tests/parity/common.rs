@@ -372,7 +372,8 @@ impl<B: Backend> Feed<B> for MemberFeed<'_, B> {
     }
 }
 
-/// The whole group's data: shared slots are unbatched tensors, per-member float slots batched.
+/// The whole group's data: shared slots are unbatched tensors, per-member slots batched (floats
+/// through `stack_members`, ints wrapped with the member axis in front).
 pub struct GroupFeed<'a, B: VmapBackend> {
     pub slots: &'a [Slot],
     pub device: B::Device,
@@ -501,6 +502,7 @@ impl Opts {
     }
 }
 
+/// One step's data for `members` members.
 pub fn step_slots<C: Case>(
     case: &C,
     rng: &mut StdRng,

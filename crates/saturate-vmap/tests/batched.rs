@@ -1255,3 +1255,61 @@ fn shape_errors_name_paths_inside_containers() {
         got[0].iter().map(|p| &p.path).collect::<Vec<_>>()
     );
 }
+
+/// The "save the best member" flow with running state: after training, member k saved with a
+/// recorder and loaded on plain NdArray gives, in inference mode, the outputs of member k of
+/// the group's `valid()` model (BatchNorm uses member k's running statistics).
+#[test]
+fn saved_member_with_running_state_matches_the_group_in_inference() {
+    use burn::module::AutodiffModule;
+
+    let group: Batched<BatchNorm<G>> =
+        Batched::init(3, &cpu(), |d| BatchNormConfig::new(4).init(d)).unwrap();
+    let one = VmapDevice::new(cpu(), 1);
+    for step in 0..3u64 {
+        let x = stack_members(
+            (0..3)
+                .map(|k| {
+                    let mut d = input(100 + 10 * step + k, &[6, 4, 5]);
+                    // members see data of different scales: different statistics
+                    let v: Vec<f32> = values(&d)
+                        .iter()
+                        .map(|v| v * (k as f32 + 1.0) + k as f32)
+                        .collect();
+                    d = TensorData::new(v, [6, 4, 5]);
+                    Tensor::<G, 3>::from_data(d, &one)
+                })
+                .collect(),
+        )
+        .unwrap();
+        let _ = group.forward(x);
+    }
+    let x = input(200, &[5, 4, 3]);
+    let valid = group.valid();
+    let eval = member_data(valid.forward(Tensor::<Vmap<Inner>, 3>::from_data(
+        x.clone(),
+        &VmapDevice::new(cpu(), 3),
+    )));
+    assert_ne!(values(&eval[0]), values(&eval[1]));
+    for k in 0..3 {
+        let bin = BinFileRecorder::<FullPrecisionSettings>::new();
+        let path = temp_path(&format!("bn-member-{k}"));
+        group
+            .member(k)
+            .unwrap()
+            .save_file(path.clone(), &bin)
+            .unwrap();
+        let plain: BatchNorm<NdArray> = BatchNormConfig::new(4)
+            .init(&cpu())
+            .load_file(path, &bin, &cpu())
+            .unwrap();
+        let out = plain
+            .forward(Tensor::<NdArray, 3>::from_data(x.clone(), &cpu()))
+            .into_data();
+        let (d, ok) = max_diff(&values(&out), &values(&eval[k]), 1e-6, 1e-5);
+        assert!(
+            ok,
+            "member {k}: saved member vs group inference differ by {d:e}"
+        );
+    }
+}

@@ -1291,7 +1291,7 @@ fn saved_member_with_running_state_matches_the_group_in_inference() {
         &VmapDevice::new(cpu(), 3),
     )));
     assert_ne!(values(&eval[0]), values(&eval[1]));
-    for k in 0..3 {
+    for (k, eval_k) in eval.iter().enumerate() {
         let bin = BinFileRecorder::<FullPrecisionSettings>::new();
         let path = temp_path(&format!("bn-member-{k}"));
         group
@@ -1306,7 +1306,7 @@ fn saved_member_with_running_state_matches_the_group_in_inference() {
         let out = plain
             .forward(Tensor::<NdArray, 3>::from_data(x.clone(), &cpu()))
             .into_data();
-        let (d, ok) = max_diff(&values(&out), &values(&eval[k]), 1e-6, 1e-5);
+        let (d, ok) = max_diff(&values(&out), &values(eval_k), 1e-6, 1e-5);
         assert!(
             ok,
             "member {k}: saved member vs group inference differ by {d:e}"

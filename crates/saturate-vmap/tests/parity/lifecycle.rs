@@ -9,8 +9,8 @@ use rand::SeedableRng;
 use saturate_vmap::{member_values, Batched, Vmap};
 
 use super::common::{
-    compare, cpu, group_params, params, reseed, sgd_group, transfer, Case, GroupFeed, Inner,
-    MemberFeed, Slot, ATOL, G, R, RTOL,
+    compare, cpu, group_params, params, reseed, sgd_group, step_slots, transfer, Case, DataMode,
+    GroupFeed, Inner, MemberFeed, ATOL, G, R, RTOL,
 };
 use super::models::{CnnCase, MlpCase};
 use super::modules::batch_norm_case;
@@ -51,6 +51,7 @@ fn train<C: Case>(
     refs: &mut [Alone<C>],
     steps: usize,
     what: &str,
+    mode: DataMode,
 ) -> Batched<C::Model<G>>
 where
     C::Model<G>: AutodiffModule<G, InnerModule = C::Model<Vmap<Inner>>>,
@@ -59,7 +60,7 @@ where
     assert_eq!(group.members(), refs.len());
     let lrs: Vec<f64> = refs.iter().map(|r| r.lr).collect();
     for step in 0..steps {
-        let slots: Vec<Slot> = case.batch(rng).into_iter().map(Slot::Shared).collect();
+        let slots = step_slots(case, rng, mode, refs.len());
         let feed = GroupFeed::<G> {
             slots: &slots,
             device: group.device(),
@@ -102,7 +103,7 @@ where
     group
 }
 
-fn lifecycle<C: Case>(case: &C, seed: u64)
+fn lifecycle<C: Case>(case: &C, seed: u64, mode: DataMode)
 where
     C::Model<G>: AutodiffModule<G, InnerModule = C::Model<Vmap<Inner>>>,
     C::Model<R>: AutodiffModule<R, InnerModule = C::Model<Inner>>,
@@ -111,7 +112,15 @@ where
     let lrs = [0.1, 0.03, 0.2, 0.05];
     let group = Batched::init(4, &cpu(), |d| reseed(case.init::<G>(d), seed)).unwrap();
     let mut refs = references(case, &group, &lrs);
-    let group = train(case, &mut rng, group, &mut refs, 4, "4 steps of 4 members");
+    let group = train(
+        case,
+        &mut rng,
+        group,
+        &mut refs,
+        4,
+        "4 steps of 4 members",
+        mode,
+    );
 
     // Prune: keep members 3 and 1, in that order.
     let group = group.retain(&[3, 1]).unwrap();
@@ -119,27 +128,46 @@ where
         let mut all: Vec<Option<Alone<C>>> = refs.into_iter().map(Some).collect();
         vec![all[3].take().unwrap(), all[1].take().unwrap()]
     };
-    let group = train(case, &mut rng, group, &mut refs, 3, "after retain([3, 1])");
+    let group = train(
+        case,
+        &mut rng,
+        group,
+        &mut refs,
+        3,
+        "after retain([3, 1])",
+        mode,
+    );
 
     // Refill: two fresh members with their own learning rates.
     let fresh = Batched::init(2, &cpu(), |d| reseed(case.init::<G>(d), seed + 1)).unwrap();
     refs.extend(references(case, &fresh, &[0.08, 0.15]));
     let group = group.extend(fresh).unwrap();
     assert_eq!(group.members(), 4);
-    train(case, &mut rng, group, &mut refs, 4, "after extend(2 fresh)");
+    train(
+        case,
+        &mut rng,
+        group,
+        &mut refs,
+        4,
+        "after extend(2 fresh)",
+        mode,
+    );
 }
 
 #[test]
 fn retain_and_extend_keep_training_each_member_exactly() {
-    lifecycle(&MlpCase { regression: false }, 500);
+    lifecycle(&MlpCase { regression: false }, 500, DataMode::Shared);
+    lifecycle(&MlpCase { regression: true }, 503, DataMode::PerMember);
 }
 
 #[test]
 fn retain_and_extend_with_batch_norm_running_state() {
-    lifecycle(&batch_norm_case(), 501);
+    lifecycle(&batch_norm_case(), 501, DataMode::Shared);
+    lifecycle(&batch_norm_case(), 504, DataMode::PerMember);
 }
 
 #[test]
 fn retain_and_extend_cnn() {
-    lifecycle(&CnnCase, 502);
+    lifecycle(&CnnCase, 502, DataMode::Shared);
+    lifecycle(&CnnCase, 505, DataMode::PerMember);
 }

@@ -659,3 +659,46 @@ impl Case for OpsCase {
 fn many_tensor_ops_in_one_forward() {
     both(&OpsCase, 480);
 }
+
+// ---------------------------------------------------------------------------------------------
+// "Same" padding with even kernels: burn pads the input asymmetrically (a `pad` op) first.
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Module, Debug)]
+struct SameNet<B: Backend> {
+    conv1d: Conv1d<B>,
+    conv2d: Conv2d<B>,
+}
+
+struct SameCase;
+
+impl Case for SameCase {
+    type Model<B: Backend> = SameNet<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> SameNet<B> {
+        SameNet {
+            conv1d: Conv1dConfig::new(2, 3, 4)
+                .with_padding(PaddingConfig1d::Same)
+                .init(device),
+            conv2d: Conv2dConfig::new([2, 3], [2, 4])
+                .with_padding(PaddingConfig2d::Same)
+                .init(device),
+        }
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        vec![
+            uniform(rng, &[2, 2, 7], -1.0, 1.0),
+            uniform(rng, &[2, 3, 7], -1.0, 1.0),
+            uniform(rng, &[2, 2, 5, 6], -1.0, 1.0),
+            uniform(rng, &[2, 3, 5, 6], -1.0, 1.0),
+        ]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &SameNet<B>, f: &F) -> Tensor<B, 1> {
+        mse(m.conv1d.forward(f.float(0)), f.float(1))
+            + mse(m.conv2d.forward(f.float(2)), f.float(3))
+    }
+}
+
+#[test]
+fn same_padding_with_even_kernels() {
+    both(&SameCase, 490);
+}

@@ -702,3 +702,55 @@ impl Case for SameCase {
 fn same_padding_with_even_kernels() {
     both(&SameCase, 490);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Pooling options: max-pool with padding, dilation and ceil mode; avg-pool without counting
+// the padding, with ceil mode.
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Module, Debug)]
+struct PoolOpts<B: Backend> {
+    conv: Conv2d<B>,
+    max: burn::nn::pool::MaxPool2d,
+    avg: burn::nn::pool::AvgPool2d,
+}
+
+struct PoolOptsCase;
+
+impl Case for PoolOptsCase {
+    type Model<B: Backend> = PoolOpts<B>;
+    fn init<B: Backend>(&self, device: &B::Device) -> PoolOpts<B> {
+        PoolOpts {
+            conv: Conv2dConfig::new([2, 3], [3, 3])
+                .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
+                .init(device),
+            max: burn::nn::pool::MaxPool2dConfig::new([3, 2])
+                .with_strides([2, 2])
+                .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
+                .with_dilation([1, 2])
+                .with_ceil_mode(true)
+                .init(),
+            avg: burn::nn::pool::AvgPool2dConfig::new([3, 3])
+                .with_strides([2, 2])
+                .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
+                .with_count_include_pad(false)
+                .with_ceil_mode(true)
+                .init(),
+        }
+    }
+    fn batch(&self, rng: &mut StdRng) -> Vec<TensorData> {
+        vec![uniform(rng, &[2, 2, 7, 8], -1.0, 1.0)]
+    }
+    fn loss<B: Backend, F: Feed<B>>(&self, m: &PoolOpts<B>, f: &F) -> Tensor<B, 1> {
+        let x = m.conv.forward(f.float::<4>(0));
+        let a = m.max.forward(x.clone());
+        let b = m.avg.forward(x);
+        // Shapes come from burn; the loss pulls the pooled maps towards fixed values.
+        (a - 0.3).powf_scalar(2.0).mean() + (b + 0.2).powf_scalar(2.0).mean()
+    }
+}
+
+#[test]
+fn pooling_options() {
+    both(&PoolOptsCase, 495);
+}

@@ -1,11 +1,11 @@
 //! `QTensorOps`: quantization is not supported under vmap; every op panics naming itself.
 
-#![allow(unused_variables, unused_imports)]
+#![allow(unused_variables)] // every op panics without reading its arguments
 
 use burn_backend::ops::*;
 use burn_backend::tensor::*;
-use burn_backend::{Backend, Distribution, ExecutionError, Scalar, TensorData, TensorMetadata};
-use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
+use burn_backend::{Backend, ExecutionError, TensorData};
+use burn_backend::{FloatDType, Shape, Slice};
 
 use burn_backend::quantization::*;
 use core::future::Future;

@@ -29,6 +29,10 @@
 //! batched (K independent draws: initialisations, dropout masks); tensors built from data,
 //! zeros, ones or a constant are shared.
 //!
+//! Per-member results equal the same member trained alone up to floating-point tolerance; on
+//! NdArray with its `simd` feature the vectorised reciprocal is approximate and lane-dependent,
+//! so results are close (about 1e-6 relative) rather than bit-identical.
+//!
 //! Reading a batched tensor with burn's `into_data` fails with a message pointing to
 //! [`member_data`] / [`member_values`]. Quantized tensors, and ops whose output shape depends
 //! on the data (`argwhere` / `nonzero`) applied to a batched tensor, are not supported: they

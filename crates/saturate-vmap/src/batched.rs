@@ -143,35 +143,22 @@ impl<M> Batched<M> {
             })
             .collect();
         let first = &collected[0];
-        for (member, c) in collected.iter().enumerate().skip(1) {
-            let (expected, got) = (first.params.len(), c.params.len());
-            if expected != got {
-                return Err(VmapError::StructureMismatch {
-                    member,
-                    expected,
-                    got,
+        for (member, c) in collected.iter().enumerate() {
+            check_same_params(&first.params, &c.params, member)?;
+            // Each module must be one member: unbatched, or batched with a single member.
+            if let Some(p) = c
+                .params
+                .iter()
+                .find(|p| p.one_member.is_batched() && p.one_member.members() != 1)
+            {
+                return Err(VmapError::MemberCountMismatch {
+                    what: format!(
+                        "parameter `{}` of member {member} given to Batched::stack",
+                        p.path
+                    ),
+                    expected: 1,
+                    got: p.one_member.members(),
                 });
-            }
-            for (a, b) in first.params.iter().zip(&c.params) {
-                if a.shape != b.shape {
-                    return Err(VmapError::ShapeMismatch {
-                        path: b.path.clone(),
-                        member,
-                        expected: a.shape.clone(),
-                        got: b.shape.clone(),
-                    });
-                }
-            }
-            for (a, b) in first.params.iter().zip(&c.params) {
-                if a.one_member.is_batched() && a.one_member.members() != 1
-                    || b.one_member.is_batched() && b.one_member.members() != 1
-                {
-                    return Err(VmapError::MemberCountMismatch {
-                        what: format!("parameter `{}` of a member given to Batched::stack", b.path),
-                        expected: 1,
-                        got: b.one_member.members().max(a.one_member.members()),
-                    });
-                }
             }
         }
         let mut columns: Vec<Vec<Stored<B::Inner>>> =
@@ -241,23 +228,7 @@ impl<M> Batched<M> {
         module.visit(&mut mine);
         let mut theirs = Collect::<B>::default();
         other.module.deep_copy().visit(&mut theirs);
-        if mine.params.len() != theirs.params.len() {
-            return Err(VmapError::StructureMismatch {
-                member: self.members,
-                expected: mine.params.len(),
-                got: theirs.params.len(),
-            });
-        }
-        for (a, b) in mine.params.iter().zip(&theirs.params) {
-            if a.shape != b.shape {
-                return Err(VmapError::ShapeMismatch {
-                    path: b.path.clone(),
-                    member: self.members,
-                    expected: a.shape.clone(),
-                    got: b.shape.clone(),
-                });
-            }
-        }
+        check_same_params(&mine.params, &theirs.params, self.members)?;
         let members = self.members + other.members;
         let values: Vec<Stored<B::Inner>> = mine
             .params
@@ -341,37 +312,69 @@ impl<I: Backend> Stored<I> {
         }
     }
 
-    fn cat(parts: Vec<Self>) -> Self {
-        match &parts[0] {
-            Stored::Float(_) => Stored::Float(cat_members::<I, FloatKind>(
-                parts
-                    .into_iter()
-                    .map(|p| match p {
-                        Stored::Float(t) => t,
-                        _ => unreachable!("parameter kinds are checked by position"),
-                    })
-                    .collect(),
-            )),
-            Stored::Int(_) => Stored::Int(cat_members::<I, IntKind>(
-                parts
-                    .into_iter()
-                    .map(|p| match p {
-                        Stored::Int(t) => t,
-                        _ => unreachable!("parameter kinds are checked by position"),
-                    })
-                    .collect(),
-            )),
-            Stored::Bool(_) => Stored::Bool(cat_members::<I, BoolKind>(
-                parts
-                    .into_iter()
-                    .map(|p| match p {
-                        Stored::Bool(t) => t,
-                        _ => unreachable!("parameter kinds are checked by position"),
-                    })
-                    .collect(),
-            )),
+    fn kind(&self) -> &'static str {
+        match self {
+            Stored::Float(_) => "float",
+            Stored::Int(_) => "int",
+            Stored::Bool(_) => "bool",
         }
     }
+
+    /// Concatenates the members of parameters of one kind (callers check kinds first).
+    fn cat(parts: Vec<Self>) -> Self {
+        macro_rules! cat_kind {
+            ($variant:ident, $kind:ty) => {
+                Stored::$variant(cat_members::<I, $kind>(
+                    parts
+                        .into_iter()
+                        .map(|p| match p {
+                            Stored::$variant(t) => t,
+                            _ => unreachable!("parameter kinds are checked before concatenating"),
+                        })
+                        .collect(),
+                ))
+            };
+        }
+        match &parts[0] {
+            Stored::Float(_) => cat_kind!(Float, FloatKind),
+            Stored::Int(_) => cat_kind!(Int, IntKind),
+            Stored::Bool(_) => cat_kind!(Bool, BoolKind),
+        }
+    }
+}
+
+/// Checks that two modules' parameters agree, position by position, in kind and shape.
+fn check_same_params<I: Backend>(
+    first: &[CollectedParam<I>],
+    other: &[CollectedParam<I>],
+    member: usize,
+) -> Result<(), VmapError> {
+    if first.len() != other.len() {
+        return Err(VmapError::StructureMismatch {
+            member,
+            expected: first.len(),
+            got: other.len(),
+        });
+    }
+    for (a, b) in first.iter().zip(other) {
+        if a.one_member.kind() != b.one_member.kind() {
+            return Err(VmapError::KindMismatch {
+                path: b.path.clone(),
+                member,
+                expected: a.one_member.kind(),
+                got: b.one_member.kind(),
+            });
+        }
+        if a.shape != b.shape {
+            return Err(VmapError::ShapeMismatch {
+                path: b.path.clone(),
+                member,
+                expected: a.shape.clone(),
+                got: b.shape.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 struct CollectedParam<I: Backend> {

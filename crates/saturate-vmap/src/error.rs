@@ -46,6 +46,18 @@ pub enum VmapError {
         /// The shape of `member`.
         got: Vec<usize>,
     },
+    /// Members of a module hold parameters of different kinds at the same position.
+    #[error("parameter `{path}`: member {member} holds a {got} tensor where member 0 holds a {expected} tensor")]
+    KindMismatch {
+        /// The parameter's path in the module.
+        path: String,
+        /// The member whose parameter differs.
+        member: usize,
+        /// The kind in member 0 (`float`, `int` or `bool`).
+        expected: &'static str,
+        /// The kind in `member`.
+        got: &'static str,
+    },
     /// Members of a module differ in their structure (number of parameters).
     #[error("member {member} has {got} parameters but member 0 has {expected}")]
     StructureMismatch {

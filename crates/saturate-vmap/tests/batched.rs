@@ -296,6 +296,25 @@ fn stack_with_different_structure_or_no_members_is_an_error() {
     assert_eq!(err, VmapError::NoMembers);
 }
 
+/// A lone module of a bigger group is not one member either (the check covers member 0).
+#[test]
+fn stack_rejects_a_single_module_of_a_bigger_group() {
+    let three = VmapDevice::new(cpu(), 3);
+    let big: Linear<G> = LinearConfig::new(3, 2).init(&three);
+    let err = Batched::stack(vec![big]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            VmapError::MemberCountMismatch {
+                expected: 1,
+                got: 3,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
 #[test]
 fn stack_rejects_members_of_a_bigger_group() {
     let three = VmapDevice::new(cpu(), 3);

@@ -1,0 +1,1 @@
+//! Dataset readers for saturate.

@@ -13,8 +13,11 @@ use burn::tensor::{Distribution, Tensor};
 use saturate::optim::SgdConfig;
 use saturate::prelude::*;
 
+// ANCHOR: backend
 type B = Autodiff<Vmap<NdArray>>;
+// ANCHOR_END: backend
 
+// ANCHOR: model
 /// An ordinary burn module: nothing in it knows about members.
 #[derive(Module, Debug)]
 struct Mlp<B: Backend> {
@@ -36,20 +39,26 @@ impl<B: Backend> Mlp<B> {
         self.out.forward(self.relu.forward(self.hidden.forward(x)))
     }
 }
+// ANCHOR_END: model
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // ANCHOR: group
     let lrs = [0.001, 0.003, 0.01, 0.03, 0.05, 0.1, 0.2, 0.3];
     let mut group: Batched<Mlp<B>> = Batched::init(lrs.len(), &Default::default(), Mlp::new)?;
     let mut optim = SgdConfig::new().init::<B, Mlp<B>>(group.members())?;
     let device = group.device();
+    // ANCHOR_END: group
 
+    // ANCHOR: data
     // One data batch shared by every member (tensors built from data are shared; random ones
     // get one draw per member), target y = sum(x).
     let data =
         Tensor::<NdArray, 2>::random([256, 4], Distribution::Normal(0.0, 1.0), &device.inner);
     let x = Tensor::<B, 2>::from_data(data.into_data(), &device);
     let y = x.clone().sum_dim(1);
+    // ANCHOR_END: data
 
+    // ANCHOR: train
     for step in 0..=200 {
         let loss = MseLoss::new().forward(group.forward(x.clone()), y.clone(), Reduction::Mean);
         if step % 50 == 0 {
@@ -60,8 +69,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let grads = GradientsParams::from_grads(loss.backward(), &*group);
         group = optim.step(lrs, group, grads)?;
     }
+    // ANCHOR_END: train
     println!("learning rates: {lrs:?}");
+    // ANCHOR: member
     let best = group.member(6)?; // an ordinary Mlp<B>: save it with burn's recorders
     println!("member 6 has {} parameters", best.num_params());
+    // ANCHOR_END: member
     Ok(())
 }

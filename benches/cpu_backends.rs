@@ -9,7 +9,7 @@
 //! named). The inner backend is chosen by the facade's features, one per build:
 //! default NdArray (simd + multi-threads), `--features flex`, `candle`, `cpu`,
 //! `openblas-system`, `blas-netlib`. `scripts/bench-cpu-backends.sh` runs them all;
-//! results in docs/cpu-backends.md.
+//! results in book/src/cpu-backends.md.
 
 mod common;
 

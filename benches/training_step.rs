@@ -2,7 +2,7 @@
 //! on `Autodiff<Vmap<NdArray>>` vs K separate models on `Autodiff<NdArray>` stepped one after
 //! another.
 //!
-//! Run: `cargo bench --bench training_step` (tables in docs/benchmarks.md). The inner backend
+//! Run: `cargo bench --bench training_step` (tables in book/src/benchmarks.md). The inner backend
 //! is NdArray unless a backend feature picks another: `--features flex`, `candle` or `cpu`
 //! (`openblas-system` / `blas-netlib` switch NdArray's matrix product to a BLAS).
 

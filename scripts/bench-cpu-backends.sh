@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5: benchmark Burn 0.21's CPU backends (benches/cpu_backends.rs) on the three models,
 # K models one after another vs one batched Autodiff<Vmap<_>> group, K in {1, 8}.
-# Results and analysis: docs/cpu-backends.md.
+# Results and analysis: book/src/cpu-backends.md.
 #
 # Usage: scripts/bench-cpu-backends.sh [backend...] [-- model...]
 #   backends: ndarray openblas-system blas-netlib flex flex-simd candle cpu (default: all);

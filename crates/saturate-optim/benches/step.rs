@@ -7,7 +7,7 @@
 //! - `burn_one_by_one`: K separate models on `Autodiff<NdArray>`, each stepped by its own
 //!   burn-optim optimizer (what one does without saturate).
 //!
-//! Run: `cargo bench -p saturate-optim --bench step`. Numbers: docs/optim.md.
+//! Run: `cargo bench -p saturate-optim --bench step`. Numbers: book/src/optimizers.md.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::module::Module;

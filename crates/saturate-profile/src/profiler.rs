@@ -1,0 +1,150 @@
+//! Measuring a piece of work: [`profile`], [`Profiler`], [`ProfilerBuilder`].
+
+use std::time::{Duration, Instant};
+
+use crate::gpu::{GpuSampler, DEFAULT_SAMPLING_INTERVAL};
+use crate::{peak_resident_bytes, process_cpu_time, GpuSource, Profile, ProfileError};
+
+/// Runs `work` and measures its wall time, the process's CPU time and peak resident
+/// memory. No GPU: use [`Profiler::builder`] with a [`GpuSource`] for that.
+///
+/// ```
+/// let (sum, profile) = saturate_profile::profile(|| (0..1_000_000u64).sum::<u64>());
+/// assert_eq!(sum, 499_999_500_000);
+/// assert!(profile.wall_seconds > 0.0);
+/// assert!(profile.gpu.is_none());
+/// ```
+pub fn profile<T>(work: impl FnOnce() -> T) -> (T, Profile) {
+    let profiler = Profiler::start();
+    let result = work();
+    (result, profiler.finish())
+}
+
+/// A measurement in progress: [`start`](Self::start) it, do the work,
+/// [`finish`](Self::finish) it.
+///
+/// ```
+/// use saturate_profile::Profiler;
+///
+/// let profiler = Profiler::start();
+/// let v: Vec<u64> = (0..10_000).collect();
+/// let profile = profiler.finish();
+/// assert!(profile.wall_seconds > 0.0);
+/// # drop(v);
+/// ```
+///
+/// Dropping a profiler without finishing it stops its sampler thread.
+pub struct Profiler {
+    started: Instant,
+    cpu_at_start: Option<Duration>,
+    gpu: Option<GpuSampler>,
+}
+
+impl std::fmt::Debug for Profiler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Profiler")
+            .field("started", &self.started)
+            .field("cpu_at_start", &self.cpu_at_start)
+            .field("samples_gpu", &self.gpu.is_some())
+            .finish()
+    }
+}
+
+impl Profiler {
+    /// Starts measuring wall time, CPU time and peak resident memory (no GPU).
+    pub fn start() -> Self {
+        Self {
+            started: Instant::now(),
+            cpu_at_start: process_cpu_time().ok(),
+            gpu: None,
+        }
+    }
+
+    /// A profiler with options: a GPU source, the sampling interval.
+    pub fn builder() -> ProfilerBuilder {
+        ProfilerBuilder {
+            interval: DEFAULT_SAMPLING_INTERVAL,
+            gpu: None,
+        }
+    }
+
+    /// Stops measuring. A panic in the GPU source is re-raised here.
+    pub fn finish(self) -> Profile {
+        // Stop the sampler first, so its last sample is as close to the work's end as
+        // the wall-clock reading.
+        let gpu = self.gpu.map(GpuSampler::finish);
+        let wall_seconds = self.started.elapsed().as_secs_f64();
+        let cpu_seconds = self
+            .cpu_at_start
+            .zip(process_cpu_time().ok())
+            .map(|(start, end)| end.saturating_sub(start).as_secs_f64());
+        Profile {
+            wall_seconds,
+            cpu_seconds,
+            peak_resident_bytes: peak_resident_bytes().ok(),
+            gpu,
+        }
+    }
+}
+
+/// Options of a [`Profiler`]; from [`Profiler::builder`].
+pub struct ProfilerBuilder {
+    interval: Duration,
+    gpu: Option<Box<dyn GpuSource>>,
+}
+
+impl std::fmt::Debug for ProfilerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfilerBuilder")
+            .field("interval", &self.interval)
+            .field("gpu", &self.gpu.as_ref().map(|source| source.name()))
+            .finish()
+    }
+}
+
+impl ProfilerBuilder {
+    /// How often the GPU is sampled ([`DEFAULT_SAMPLING_INTERVAL`] unless set). Must be
+    /// positive.
+    pub fn interval(mut self, interval: Duration) -> Self {
+        self.interval = interval;
+        self
+    }
+
+    /// Samples `source` during the work.
+    pub fn gpu(mut self, source: impl GpuSource + 'static) -> Self {
+        self.gpu = Some(Box::new(source));
+        self
+    }
+
+    /// Samples NVIDIA GPU `index` through NVML (feature `nvml`); see
+    /// [`NvmlSource::new`](crate::NvmlSource::new) for the errors.
+    #[cfg(feature = "nvml")]
+    pub fn nvml(self, index: u32) -> Result<Self, ProfileError> {
+        Ok(self.gpu(crate::NvmlSource::new(index)?))
+    }
+
+    /// Starts measuring.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::InvalidInterval`] for a zero interval with a GPU source; the
+    /// source's error if its first sample fails; [`ProfileError::SpawnSampler`] if the
+    /// sampler thread cannot start.
+    pub fn start(self) -> Result<Profiler, ProfileError> {
+        let gpu = self
+            .gpu
+            .map(|source| GpuSampler::start(source, self.interval))
+            .transpose()?;
+        let mut profiler = Profiler::start();
+        profiler.gpu = gpu;
+        Ok(profiler)
+    }
+
+    /// Runs `work` under a profiler started with these options. The work does not run
+    /// if starting fails.
+    pub fn profile<T>(self, work: impl FnOnce() -> T) -> Result<(T, Profile), ProfileError> {
+        let profiler = self.start()?;
+        let result = work();
+        Ok((result, profiler.finish()))
+    }
+}

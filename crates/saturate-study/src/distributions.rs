@@ -403,6 +403,19 @@ impl Distribution {
         }
     }
 
+    /// The only value of a [single](Self::single) distribution, in the internal
+    /// representation (`low`, or choice 0); `None` if it has several.
+    pub fn single_value(&self) -> Option<f64> {
+        if !self.single() {
+            return None;
+        }
+        Some(match self {
+            Distribution::Float(d) => d.low,
+            Distribution::Int(d) => d.low as f64,
+            Distribution::Categorical(_) => 0.0,
+        })
+    }
+
     /// Optuna's class name (`FloatDistribution`, ...).
     pub fn class_name(&self) -> &'static str {
         match self {

@@ -36,6 +36,20 @@ pub enum StudyError {
         /// The distribution, as Optuna's JSON.
         distribution: String,
     },
+    /// A sampler returned a value outside the distribution it was asked for, NaN included.
+    /// Nothing was stored: the sampler has a bug.
+    #[error(
+        "the sampler returned {value} for parameter `{name}`, which is not in {distribution}; \
+         nothing was stored (this is a bug in the sampler)"
+    )]
+    SampledOutOfDistribution {
+        /// The parameter name.
+        name: String,
+        /// The value the sampler returned (internal representation).
+        value: f64,
+        /// The distribution, as Optuna's JSON.
+        distribution: String,
+    },
     /// No study with this name in the storage.
     #[error("no study named `{name}`")]
     UnknownStudy {

@@ -369,3 +369,127 @@ fn maximize_picks_the_largest() {
         .collect();
     assert!(params.is_empty());
 }
+
+#[test]
+fn record_param_stores_a_value_decided_elsewhere() {
+    let study = study();
+    let mut trials = study.ask_many(2).unwrap();
+    let distribution: Distribution = IntDistribution::new(8, 48, false, 1).unwrap().into();
+    let width = trials[0].suggest("width", distribution.clone()).unwrap();
+    trials[1]
+        .record_param("width", distribution.clone(), &width)
+        .unwrap();
+    // Recording the same value again is a no-op; another value or distribution is an error.
+    trials[1]
+        .record_param("width", distribution.clone(), &width)
+        .unwrap();
+    let other = ParamValue::Int(if width == ParamValue::Int(8) { 9 } else { 8 });
+    assert!(matches!(
+        trials[1].record_param("width", distribution.clone(), &other),
+        Err(StudyError::ParamOutOfDistribution { .. })
+    ));
+    let wider: Distribution = IntDistribution::new(8, 64, false, 1).unwrap().into();
+    assert!(matches!(
+        trials[1].record_param("width", wider, &width),
+        Err(StudyError::IncompatibleDistribution { .. })
+    ));
+    assert!(matches!(
+        trials[1].record_param("depth", distribution.clone(), &ParamValue::Int(100)),
+        Err(StudyError::ParamOutOfDistribution { .. })
+    ));
+    // Stored: a later suggest of the same name returns the recorded value.
+    assert_eq!(trials[1].suggest("width", distribution).unwrap(), width);
+    for trial in &trials {
+        study.tell(trial, &[1.0]).unwrap();
+    }
+    let stored = study.trials(None).unwrap();
+    assert_eq!(stored[0].param("width"), stored[1].param("width"));
+    assert_eq!(
+        stored[0].params["width"].distribution,
+        stored[1].params["width"].distribution
+    );
+}
+
+#[test]
+fn single_value_distributions_are_returned_without_asking_the_sampler() {
+    // Issue 13: once the startup trials were over, TPE returned NaN for `a` in [2, 2] and
+    // the journal stored it (optuna-dashboard then could not open the study).
+    for multivariate in [false, true] {
+        let dir = crate::common::tempdir();
+        let path = dir.path().join("journal.log");
+        let study = DefaultStudy::builder()
+            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
+            .sampler(
+                TpeSampler::builder()
+                    .seed(0)
+                    .n_startup_trials(2)
+                    .multivariate(multivariate)
+                    .build(),
+            )
+            .build()
+            .unwrap();
+        study
+            .optimize(Some(8), None, |t| {
+                let a = t.suggest_float("a", 2.0, 2.0)?;
+                let b = t.suggest_float_log("b", 0.5, 0.5)?;
+                let n = t.suggest_int("n", 3, 3)?;
+                let x = t.suggest_float("x", 0.0, 1.0)?;
+                assert_eq!((a, b, n), (2.0, 0.5, 3), "multivariate {multivariate}");
+                Ok(x)
+            })
+            .unwrap();
+        assert_eq!(
+            study.trials(Some(&[TrialState::Complete])).unwrap().len(),
+            8
+        );
+        let journal = std::fs::read_to_string(&path).unwrap();
+        assert!(!journal.contains("NaN"), "{journal}");
+    }
+}
+
+/// Returns `value` for every parameter.
+struct Constant(f64);
+
+impl Sampler for Constant {
+    fn sample_independent(
+        &mut self,
+        _: &saturate_study::study::StudyView<'_>,
+        _: &FrozenTrial,
+        _: &str,
+        _: &Distribution,
+    ) -> saturate_study::Result<f64> {
+        Ok(self.0)
+    }
+}
+
+#[test]
+fn a_sampled_value_outside_the_distribution_is_an_error_and_is_not_stored() {
+    for value in [f64::NAN, 1.5, 0.25] {
+        let study = DefaultStudy::builder()
+            .sampler(Constant(value))
+            .build()
+            .unwrap();
+        let mut trial = study.ask().unwrap();
+        // A single value never reaches the sampler.
+        assert_eq!(trial.suggest_float("a", 2.0, 2.0).unwrap(), 2.0);
+        let err = match value {
+            0.25 => trial.suggest_int("n", 0, 1).unwrap_err(),
+            _ => trial.suggest_float("x", 0.0, 1.0).unwrap_err(),
+        };
+        match &err {
+            StudyError::SampledOutOfDistribution {
+                value: got,
+                distribution,
+                ..
+            } => {
+                assert_eq!(got.to_bits(), value.to_bits());
+                assert!(distribution.contains("\"low\": 0"), "{distribution}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(err.to_string().contains("bug in the sampler"), "{err}");
+        let stored = study.storage().get_trial(trial.id()).unwrap();
+        assert_eq!(stored.params.keys().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(trial.params().len(), 1);
+    }
+}

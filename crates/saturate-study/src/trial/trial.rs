@@ -145,7 +145,13 @@ impl Trial {
     }
 
     /// A value from any distribution: the stored one if `name` was suggested before, the
-    /// fixed one if the trial was enqueued or asked with it, else the sampler's.
+    /// fixed one if the trial was enqueued or asked with it, the only one of a single-value
+    /// distribution (`low == high`; the sampler is not asked, as in Optuna), else the
+    /// sampler's.
+    ///
+    /// # Errors
+    /// [`StudyError::SampledOutOfDistribution`] if the sampler returns a value outside
+    /// `distribution` (NaN included); nothing is stored then.
     pub fn suggest(&mut self, name: &str, distribution: Distribution) -> Result<ParamValue> {
         distribution.validate()?;
         if let Some(param) = self.frozen.params.get(name) {
@@ -158,9 +164,12 @@ impl Trial {
             }
             return Ok(param.value());
         }
-        let internal = match self.fixed_value(name, &distribution)? {
-            Some(internal) => internal,
-            None => match self.relative_params.get(name) {
+        let internal = if let Some(internal) = self.fixed_value(name, &distribution)? {
+            internal
+        } else if let Some(internal) = distribution.single_value() {
+            internal
+        } else {
+            let sampled = match self.relative_params.get(name) {
                 Some(internal) if self.relative_space.get(name) == Some(&distribution) => *internal,
                 _ => {
                     let view = self.study.view();
@@ -171,7 +180,15 @@ impl Trial {
                         &distribution,
                     )?
                 }
-            },
+            };
+            if !distribution.contains(sampled) {
+                return Err(StudyError::SampledOutOfDistribution {
+                    name: name.into(),
+                    value: sampled,
+                    distribution: distribution.to_json_string(),
+                });
+            }
+            sampled
         };
         self.study
             .storage
@@ -185,6 +202,60 @@ impl Trial {
             },
         );
         Ok(value)
+    }
+
+    /// Records `value` for `name` as if it had been suggested from `distribution`, without
+    /// asking the sampler: for a value decided elsewhere, such as the shared hyperparameter of
+    /// a group of trials trained together (sampled once, recorded on every trial).
+    ///
+    /// Recording the same value and distribution again is a no-op.
+    ///
+    /// # Errors
+    /// - [`StudyError::IncompatibleDistribution`] if `name` already has another distribution;
+    /// - [`StudyError::ParamOutOfDistribution`] if `value` is not in `distribution`, or `name`
+    ///   already holds another value.
+    pub fn record_param(
+        &mut self,
+        name: &str,
+        distribution: Distribution,
+        value: &ParamValue,
+    ) -> Result<()> {
+        distribution.validate()?;
+        let out_of_distribution = || StudyError::ParamOutOfDistribution {
+            name: name.into(),
+            value: value.to_string(),
+            distribution: distribution.to_json_string(),
+        };
+        let internal = distribution
+            .to_internal(value)
+            .map_err(|_| out_of_distribution())?;
+        if !distribution.contains(internal) {
+            return Err(out_of_distribution());
+        }
+        if let Some(param) = self.frozen.params.get(name) {
+            if param.distribution != distribution {
+                return Err(StudyError::IncompatibleDistribution {
+                    name: name.into(),
+                    existing: param.distribution.to_json_string(),
+                    requested: distribution.to_json_string(),
+                });
+            }
+            if param.internal.to_bits() != internal.to_bits() {
+                return Err(out_of_distribution());
+            }
+            return Ok(());
+        }
+        self.study
+            .storage
+            .set_trial_param(self.frozen.trial_id, name, internal, &distribution)?;
+        self.frozen.params.insert(
+            name.into(),
+            Param {
+                internal,
+                distribution,
+            },
+        );
+        Ok(())
     }
 
     fn fixed_value(&self, name: &str, distribution: &Distribution) -> Result<Option<f64>> {

@@ -217,6 +217,20 @@ impl TpeSampler {
         space: &SearchSpace,
         all: Vec<Arc<FrozenTrial>>,
     ) -> Result<BTreeMap<String, f64>> {
+        // A kernel over a single value has zero width (NaN density): take the value.
+        let mut sampled: BTreeMap<String, f64> = space
+            .iter()
+            .filter_map(|(name, d)| Some((name.clone(), d.single_value()?)))
+            .collect();
+        let space: SearchSpace = space
+            .iter()
+            .filter(|(name, _)| !sampled.contains_key(*name))
+            .map(|(name, d)| (name.clone(), d.clone()))
+            .collect();
+        if space.is_empty() {
+            return Ok(sampled);
+        }
+        let space = &space;
         let trials: Vec<Arc<FrozenTrial>> = all
             .into_iter()
             .filter(|t| t.number != trial.number)
@@ -280,11 +294,8 @@ impl TpeSampler {
                     .then(b.cmp(a))
             })
             .expect("at least one candidate");
-        Ok(space
-            .keys()
-            .cloned()
-            .zip(candidates[best].iter().copied())
-            .collect())
+        sampled.extend(space.keys().cloned().zip(candidates[best].iter().copied()));
+        Ok(sampled)
     }
 }
 

@@ -128,8 +128,7 @@ impl fmt::Display for Profile {
         row(
             f,
             "peak RSS",
-            self.peak_resident_bytes
-                .map_or(MISSING.into(), |bytes| mebibytes(bytes)),
+            self.peak_resident_bytes.map_or(MISSING.into(), mebibytes),
         )?;
         match &self.gpu {
             Some(gpu) => write!(f, "{gpu}"),
@@ -166,7 +165,7 @@ impl fmt::Display for GpuProfile {
             f,
             "GPU peak memory",
             self.peak_memory_used_bytes
-                .map_or(MISSING.into(), |bytes| mebibytes(bytes)),
+                .map_or(MISSING.into(), mebibytes),
         )?;
         if let Some(error) = &self.first_error {
             row(f, "GPU first error", error.clone())?;

@@ -47,7 +47,27 @@ impl NvmlSource {
     /// is not running, [`ProfileError::NoGpu`] when NVML sees no device,
     /// [`ProfileError::DeviceOutOfRange`] when `index` is too large.
     pub fn new(index: u32) -> Result<Self, ProfileError> {
-        let nvml = Nvml::init().map_err(init_error)?;
+        Self::open(Nvml::init(), index)
+    }
+
+    /// Like [`new`](Self::new), loading NVML from `library` (a path to
+    /// libnvidia-ml.so / nvml.dll) instead of the system's default search.
+    ///
+    /// ```
+    /// use saturate_profile::{NvmlSource, ProfileError};
+    ///
+    /// let missing = NvmlSource::from_library("/nonexistent/libnvidia-ml.so.1", 0);
+    /// assert!(matches!(missing, Err(ProfileError::NvmlUnavailable { .. })));
+    /// ```
+    pub fn from_library(
+        library: impl AsRef<std::ffi::OsStr>,
+        index: u32,
+    ) -> Result<Self, ProfileError> {
+        Self::open(Nvml::builder().lib_path(library.as_ref()).init(), index)
+    }
+
+    fn open(init: Result<Nvml, NvmlError>, index: u32) -> Result<Self, ProfileError> {
+        let nvml = init.map_err(init_error)?;
         let count = nvml
             .device_count()
             .map_err(|error| call_error("device_count", error))?;

@@ -105,6 +105,9 @@ impl Choice {
             Json::Bool(b) => Choice::Bool(*b),
             Json::Int(i) => Choice::Int(*i),
             Json::Float(f) => Choice::Float(*f),
+            // `Choice::Int` is an i64: the nearest float, as before integers outside it
+            // were read.
+            big @ Json::BigInt(_) => Choice::Float(big.as_f64().unwrap_or(f64::NAN)),
             Json::Str(s) => Choice::Str(s.clone()),
             other => {
                 return Err(invalid(format!(

@@ -14,6 +14,9 @@ pub(crate) enum Json {
     Null,
     Bool(bool),
     Int(i64),
+    /// An integer outside `i64` (Python's ints have no bound), as its decimal digits with
+    /// an optional `-`: kept exact, never turned into a float.
+    BigInt(String),
     Float(f64),
     Str(String),
     Array(Vec<Json>),
@@ -32,6 +35,7 @@ impl Json {
     pub(crate) fn as_f64(&self) -> Option<f64> {
         match self {
             Json::Int(i) => Some(*i as f64),
+            Json::BigInt(digits) => digits.parse().ok(),
             Json::Float(f) => Some(*f),
             _ => None,
         }
@@ -52,13 +56,22 @@ impl Json {
         }
     }
 
-    /// Converts to a `serde_json::Value`; non-finite floats, which it cannot hold, become `null`.
+    /// Converts to a `serde_json::Value`. What it cannot hold: non-finite floats become
+    /// `null`, integers outside `i64` and `u64` (2**70) the nearest float. (serde_json's
+    /// `arbitrary_precision` would hold them, but Cargo turns the feature on for the whole
+    /// dependency graph, where it breaks `#[serde(flatten)]` and untagged enums with
+    /// numbers, such as the safetensors header that burn-store reads.)
     pub(crate) fn to_value(&self) -> serde_json::Value {
         use serde_json::Value;
         match self {
             Json::Null => Value::Null,
             Json::Bool(b) => Value::Bool(*b),
             Json::Int(i) => Value::from(*i),
+            Json::BigInt(digits) => match digits.parse::<u64>() {
+                Ok(u) => Value::from(u),
+                Err(_) => serde_json::Number::from_f64(self.as_f64().unwrap_or(f64::NAN))
+                    .map_or(Value::Null, Value::Number),
+            },
             Json::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
             Json::Str(s) => Value::String(s.clone()),
             Json::Array(items) => Value::Array(items.iter().map(Json::to_value).collect()),
@@ -77,9 +90,10 @@ impl Json {
         match value {
             Value::Null => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => Json::Int(i),
-                None => Json::Float(n.as_f64().unwrap_or(f64::NAN)),
+            Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Json::Int(i),
+                (None, Some(u)) => Json::BigInt(u.to_string()),
+                (None, None) => Json::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
             Value::String(s) => Json::Str(s.clone()),
             Value::Array(items) => Json::Array(items.iter().map(Json::from_value).collect()),
@@ -102,6 +116,7 @@ impl Json {
             Json::Int(i) => {
                 let _ = write!(out, "{i}");
             }
+            Json::BigInt(digits) => out.push_str(digits),
             Json::Float(f) => write_python_float(out, *f),
             Json::Str(s) => write_python_string(out, s),
             Json::Array(items) => {
@@ -346,6 +361,10 @@ impl Parser<'_> {
             if let Ok(i) = text.parse::<i64>() {
                 return Ok(Json::Int(i));
             }
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Ok(Json::BigInt(text.to_owned()));
+            }
         }
         text.parse::<f64>()
             .map(Json::Float)
@@ -464,6 +483,40 @@ mod tests {
                 .to_string(false),
             r#"{"a": 1, "b": [2, 3]}"#
         );
+    }
+
+    #[test]
+    fn integers_outside_i64_stay_exact() {
+        // 2**64 - 1, 2**70 and -(2**63) - 1, as Python's `json.dumps` writes them.
+        for digits in [
+            "18446744073709551615",
+            "1180591620717411303424",
+            "-9223372036854775809",
+        ] {
+            let text = format!("{{\"a\":[{digits},{digits}.0]}}");
+            let value = Json::parse(&text).unwrap();
+            let Json::Array(items) = value.get("a").unwrap() else {
+                panic!()
+            };
+            assert_eq!(items[0], Json::BigInt(digits.into()));
+            assert!(matches!(items[1], Json::Float(_)));
+            assert_eq!(
+                value.to_string(true).split_once('[').unwrap().1,
+                format!("{digits},{}]}}", items[1].to_string(true))
+            );
+        }
+        // u64 goes through serde_json's Value both ways.
+        let value = serde_json::Value::from(u64::MAX);
+        let json = Json::from_value(&value);
+        assert_eq!(json.to_string(true), "18446744073709551615");
+        assert_eq!(json.to_value(), value);
+        assert_eq!(
+            Json::BigInt("1180591620717411303424".into()).to_value(),
+            serde_json::json!(1180591620717411303424.0)
+        );
+        for bad in ["1-2", "--1", "-"] {
+            assert!(Json::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

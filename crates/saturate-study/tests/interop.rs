@@ -360,3 +360,55 @@ fn concurrent_python_and_rust_workers_lose_nothing() {
         assert_same(&ours, &python_dump(&py, &path));
     }
 }
+
+/// Python that writes (`write PATH`) or prints (`read PATH`) integer attributes outside i64.
+const BIG_INTEGERS_PY: &str = r#"
+import json, sys
+import optuna
+storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(sys.argv[2]))
+if sys.argv[1] == "write":
+    study = optuna.create_study(study_name="from-python", storage=storage)
+    trial = study.ask()
+    trial.set_user_attr("max", 2**64 - 1)
+    trial.set_user_attr("big", 2**70)
+    study.tell(trial, 0.0)
+else:
+    attrs = optuna.load_study(study_name="from-rust", storage=storage).trials[0].user_attrs
+    print(json.dumps({k: [v, type(v).__name__] for k, v in sorted(attrs.items())}))
+"#;
+
+#[test]
+fn integers_outside_i64_cross_between_optuna_and_saturate_exactly() {
+    for py in pythons() {
+        let dir = tempdir();
+        let path = dir.path().join("big.log");
+        let run = |mode: &str| {
+            let out = Command::new(&py)
+                .args(["-c", BIG_INTEGERS_PY, mode, path.to_str().unwrap()])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        run("write");
+        let storage: Arc<dyn Storage> = Arc::new(JournalStorage::open(&path).unwrap());
+        let theirs = &storage.get_all_trials(0, None).unwrap()[0].user_attrs;
+        assert_eq!(theirs["max"].as_u64(), Some(u64::MAX));
+        // serde_json's Value holds no integer above u64: 2**70 is its nearest float.
+        assert_eq!(theirs["big"].as_f64(), Some(2f64.powi(70)));
+        let study = crate::common::study_on(storage, "from-rust");
+        let mut trial = study.ask().unwrap();
+        trial.set_user_attr("max", u64::MAX).unwrap();
+        trial.set_user_attr("min", i64::MIN).unwrap();
+        study.tell(&trial, &[0.0]).unwrap();
+        let read: Value = serde_json::from_str(&run("read")).unwrap();
+        assert_eq!(
+            read,
+            json!({"max": [u64::MAX, "int"], "min": [i64::MIN, "int"]})
+        );
+    }
+}

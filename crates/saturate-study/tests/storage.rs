@@ -346,3 +346,37 @@ fn threads_sharing_one_journal_storage_lose_nothing() {
     assert_eq!(trials.len(), 100);
     assert!(trials.iter().all(|t| t.state == TrialState::Complete));
 }
+
+#[test]
+fn u64_attributes_stay_exact_integers_in_the_journal() {
+    let dir = tempdir();
+    let path = dir.path().join("j.log");
+    let storage = JournalStorage::open(&path).unwrap();
+    let s = storage
+        .create_new_study(&[StudyDirection::Minimize], "big")
+        .unwrap();
+    let t = storage.create_new_trial(s, None).unwrap();
+    storage
+        .set_trial_user_attr(t, "max", json!(u64::MAX))
+        .unwrap();
+    storage
+        .set_study_system_attr(s, "ids", json!({"ids": [u64::MAX, 1]}))
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    // Python's json.dumps writes the same digits; a float would be 1.8446744073709552e+19.
+    assert!(
+        text.contains(r#""user_attr":{"max":18446744073709551615}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""system_attr":{"ids":{"ids":[18446744073709551615,1]}}"#),
+        "{text}"
+    );
+    let reread = JournalStorage::open(&path).unwrap();
+    let trial = reread.get_trial(t).unwrap();
+    assert_eq!(trial.user_attrs["max"].as_u64(), Some(u64::MAX));
+    assert_eq!(
+        reread.get_study_system_attrs(s).unwrap()["ids"],
+        json!({"ids": [u64::MAX, 1]})
+    );
+}

@@ -401,3 +401,25 @@ fn template_from(
     }
     Ok(trial)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_outside_i64_in_attributes_are_rewritten_exactly() {
+        // Lines as Optuna writes them for `set_user_attr("big", 2**70)` and
+        // `set_system_attr("max", [2**64 - 1, -(2**63) - 1])`.
+        for line in [
+            r#"{"op_code":8,"worker_id":"w","trial_id":0,"user_attr":{"big":1180591620717411303424}}"#,
+            r#"{"op_code":3,"worker_id":"w","study_id":0,"system_attr":{"max":[18446744073709551615,-9223372036854775809]}}"#,
+        ] {
+            let op = from_line(line, &mut DistributionCache::new())
+                .unwrap()
+                .unwrap();
+            let mut rewritten = String::new();
+            to_line(&op, "w", &mut rewritten);
+            assert_eq!(rewritten, line);
+        }
+    }
+}

@@ -15,6 +15,14 @@ pub enum StudyError {
         /// What is wrong.
         reason: String,
     },
+    /// An argument of a pruner, a sampler or a trial method is out of its range.
+    #[error("invalid {what}: {reason}")]
+    InvalidArgument {
+        /// The argument, with its owner (`MedianPruner n_warmup_steps`, `report step`).
+        what: &'static str,
+        /// What is wrong and what is accepted.
+        reason: String,
+    },
     /// A parameter name was suggested again in the same trial with another distribution.
     #[error("parameter `{name}` was suggested as {existing} and now as {requested}")]
     IncompatibleDistribution {

@@ -27,3 +27,29 @@ pub fn finished(state: TrialState, value: Option<f64>, intermediate: &[(i64, f64
     t.intermediate_values = intermediate.iter().copied().collect();
     t
 }
+
+/// Collects the `log` records of this test binary as `LEVEL message`.
+struct Capture(std::sync::Mutex<Vec<String>>);
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        let line = format!("{} {}", record.level(), record.args());
+        self.0.lock().unwrap().push(line);
+    }
+    fn flush(&self) {}
+}
+
+static CAPTURE: Capture = Capture(std::sync::Mutex::new(Vec::new()));
+
+/// Every log record of this test binary since the first call (which installs the logger).
+pub fn logs() -> &'static std::sync::Mutex<Vec<String>> {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        log::set_logger(&CAPTURE).unwrap();
+        log::set_max_level(log::LevelFilter::Trace);
+    });
+    &CAPTURE.0
+}

@@ -493,3 +493,58 @@ fn a_sampled_value_outside_the_distribution_is_an_error_and_is_not_stored() {
         assert_eq!(trial.params().len(), 1);
     }
 }
+
+#[test]
+fn report_of_a_step_already_reported_keeps_the_first_value_and_warns() {
+    let logs = crate::common::logs();
+    let study = study();
+    let mut trial = study.ask().unwrap();
+    trial.report(3, 1.25).unwrap();
+    trial.report(3, 98765.5).unwrap();
+    assert_eq!(trial.frozen().intermediate_values[&3], 1.25);
+    let stored = study.storage().get_trial(trial.id()).unwrap();
+    assert_eq!(stored.intermediate_values[&3], 1.25);
+    let logs = logs.lock().unwrap();
+    assert!(
+        logs.iter().any(|line| line.starts_with("WARN")
+            && line.contains("step 3 is already reported")
+            && line.contains("98765.5")),
+        "{logs:?}"
+    );
+}
+
+#[test]
+fn report_rejects_a_negative_step_and_a_multi_objective_study() {
+    let study = study();
+    let mut trial = study.ask().unwrap();
+    let err = trial.report(-1, 0.5).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StudyError::InvalidArgument {
+                what: "report step",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "invalid report step: -1 is negative; steps start at 0"
+    );
+    assert!(trial.frozen().intermediate_values.is_empty());
+    let two = DefaultStudy::builder()
+        .directions([StudyDirection::Minimize, StudyDirection::Maximize])
+        .build()
+        .unwrap();
+    let mut trial = two.ask().unwrap();
+    assert!(matches!(
+        trial.report(0, 0.5),
+        Err(StudyError::MultiObjective {
+            operation: "report",
+            objectives: 2
+        })
+    ));
+    let stored = two.storage().get_trial(trial.id()).unwrap();
+    assert!(stored.intermediate_values.is_empty());
+}

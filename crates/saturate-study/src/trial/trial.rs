@@ -286,8 +286,35 @@ impl Trial {
         })
     }
 
-    /// Records an intermediate objective value at `step` (NaN allowed).
+    /// Records an intermediate objective value at `step` (NaN allowed), as Optuna's
+    /// `Trial.report`: a step reported before keeps its first value, and the new one is
+    /// ignored with a warning (through the `log` crate).
+    ///
+    /// # Errors
+    /// - [`StudyError::MultiObjective`] in a study with several objectives (pruning
+    ///   needs one; Optuna raises `NotImplementedError`);
+    /// - [`StudyError::InvalidArgument`] for a negative step.
     pub fn report(&mut self, step: i64, value: f64) -> Result<()> {
+        if self.study.directions.len() > 1 {
+            return Err(StudyError::MultiObjective {
+                operation: "report",
+                objectives: self.study.directions.len(),
+            });
+        }
+        if step < 0 {
+            return Err(StudyError::InvalidArgument {
+                what: "report step",
+                reason: format!("{step} is negative; steps start at 0"),
+            });
+        }
+        if let Some(first) = self.frozen.intermediate_values.get(&step) {
+            log::warn!(
+                "trial {}: step {step} is already reported (value {first}); the value {value} \
+                 is ignored",
+                self.frozen.number
+            );
+            return Ok(());
+        }
         self.study
             .storage
             .set_trial_intermediate_value(self.frozen.trial_id, step, value)?;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command (README "Test"): format, lints, tests, docs.
+# The project's test command (README "Test"): format, lints, tests, docs, the book.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -x scripts/setup-python.sh ]; then
@@ -9,3 +9,5 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+scripts/setup-book.sh
+mdbook build book

@@ -15,10 +15,10 @@ pub enum StudyError {
         /// What is wrong.
         reason: String,
     },
-    /// An argument of a pruner, a sampler or a trial method is out of its range.
+    /// An argument of a pruner or a trial method is out of its range.
     #[error("invalid {what}: {reason}")]
     InvalidArgument {
-        /// The argument, with its owner (`MedianPruner n_warmup_steps`, `report step`).
+        /// The argument's name, as in the signature (`n_warmup_steps`, `step`).
         what: &'static str,
         /// What is wrong and what is accepted.
         reason: String,
@@ -161,6 +161,13 @@ pub enum StudyError {
 
 /// Result alias for this crate.
 pub type Result<T, E = StudyError> = std::result::Result<T, E>;
+
+pub(crate) fn invalid_argument(what: &'static str, reason: impl Into<String>) -> StudyError {
+    StudyError::InvalidArgument {
+        what,
+        reason: reason.into(),
+    }
+}
 
 pub(crate) fn invalid(reason: impl Into<String>) -> StudyError {
     StudyError::InvalidDistribution {

@@ -205,3 +205,71 @@ fn hand_built_invalid_distributions_are_rejected_by_suggest() {
         Err(StudyError::InvalidDistribution { .. })
     ));
 }
+
+#[test]
+fn invalid_pruner_arguments_name_the_argument() {
+    let cases: [(&str, Result<(), StudyError>); 16] = [
+        (
+            "percentile",
+            PercentilePruner::new(101.0, 0, 0, 1, 1).map(drop),
+        ),
+        (
+            "percentile",
+            PercentilePruner::new(f64::NAN, 0, 0, 1, 1).map(drop),
+        ),
+        ("n_warmup_steps", MedianPruner::new(0, -1, 1, 1).map(drop)),
+        ("interval_steps", MedianPruner::new(0, 0, 0, 1).map(drop)),
+        ("n_min_trials", MedianPruner::new(0, 0, 1, 0).map(drop)),
+        ("min_delta", PatientPruner::new(None, 1, -1.0).map(drop)),
+        (
+            "lower, upper",
+            ThresholdPruner::new(None, None, 0, 1).map(drop),
+        ),
+        (
+            "lower, upper",
+            ThresholdPruner::new(Some(2.0), Some(1.0), 0, 1).map(drop),
+        ),
+        (
+            "n_warmup_steps",
+            ThresholdPruner::new(Some(0.0), None, -1, 1).map(drop),
+        ),
+        ("p_threshold", WilcoxonPruner::new(1.5, 0).map(drop)),
+        (
+            "min_resource",
+            HyperbandPruner::new(0, None, 3, 0).map(drop),
+        ),
+        (
+            "reduction_factor",
+            HyperbandPruner::new(1, None, 1, 0).map(drop),
+        ),
+        (
+            "max_resource",
+            HyperbandPruner::new(5, Some(4), 3, 0).map(drop),
+        ),
+        (
+            "min_resource",
+            SuccessiveHalvingPruner::new(Some(0), 2, 0, 0).map(drop),
+        ),
+        (
+            "reduction_factor",
+            SuccessiveHalvingPruner::new(Some(1), 1, 0, 0).map(drop),
+        ),
+        (
+            "bootstrap_count",
+            SuccessiveHalvingPruner::new(None, 4, 0, 1).map(drop),
+        ),
+    ];
+    for (argument, case) in cases {
+        match case {
+            Err(StudyError::InvalidArgument { what, reason }) => {
+                assert_eq!(what, argument, "{reason}");
+            }
+            other => panic!("{argument}: {other:?}"),
+        }
+    }
+    let err = MedianPruner::new(0, -3, 1, 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid n_warmup_steps: must be 0 or more, got -3"
+    );
+}

@@ -519,18 +519,12 @@ fn report_rejects_a_negative_step_and_a_multi_objective_study() {
     let mut trial = study.ask().unwrap();
     let err = trial.report(-1, 0.5).unwrap_err();
     assert!(
-        matches!(
-            err,
-            StudyError::InvalidArgument {
-                what: "report step",
-                ..
-            }
-        ),
+        matches!(err, StudyError::InvalidArgument { what: "step", .. }),
         "{err:?}"
     );
     assert_eq!(
         err.to_string(),
-        "invalid report step: -1 is negative; steps start at 0"
+        "invalid step: -1 is negative; steps start at 0"
     );
     assert!(trial.frozen().intermediate_values.is_empty());
     let two = DefaultStudy::builder()

@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use crate::error::{invalid, Result};
+use crate::error::{invalid_argument, Result};
 use crate::pruners::base::Pruner;
 use crate::pruners::SuccessiveHalvingPruner;
 use crate::study::StudyView;
@@ -45,13 +45,23 @@ impl HyperbandPruner {
         reduction_factor: i64,
         bootstrap_count: usize,
     ) -> Result<Self> {
-        if min_resource < 1 || reduction_factor < 2 {
-            return Err(invalid(
-                "min_resource must be >= 1 and reduction_factor >= 2",
+        if min_resource < 1 {
+            return Err(invalid_argument(
+                "min_resource",
+                format!("must be at least 1, got {min_resource}"),
             ));
         }
-        if max_resource.is_some_and(|m| m < min_resource) {
-            return Err(invalid("max_resource must be >= min_resource"));
+        if reduction_factor < 2 {
+            return Err(invalid_argument(
+                "reduction_factor",
+                format!("must be at least 2, got {reduction_factor}"),
+            ));
+        }
+        if let Some(max) = max_resource.filter(|max| *max < min_resource) {
+            return Err(invalid_argument(
+                "max_resource",
+                format!("{max} is below min_resource {min_resource}"),
+            ));
         }
         Ok(Self {
             min_resource,

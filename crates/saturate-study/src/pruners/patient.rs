@@ -1,6 +1,6 @@
 //! Pruning after a lack of progress.
 
-use crate::error::{invalid, Result};
+use crate::error::{invalid_argument, Result};
 use crate::pruners::base::Pruner;
 use crate::study::StudyView;
 use crate::trial::{FrozenTrial, StudyDirection};
@@ -27,7 +27,10 @@ impl PatientPruner {
     /// `min_delta >= 0`.
     pub fn new(wrapped: Option<Box<dyn Pruner>>, patience: usize, min_delta: f64) -> Result<Self> {
         if min_delta.is_nan() || min_delta < 0.0 {
-            return Err(invalid(format!("min_delta must be >= 0, got {min_delta}")));
+            return Err(invalid_argument(
+                "min_delta",
+                format!("must be 0 or more, got {min_delta}"),
+            ));
         }
         Ok(Self {
             wrapped,

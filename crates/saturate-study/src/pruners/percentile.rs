@@ -1,6 +1,6 @@
 //! Percentile and median pruning.
 
-use crate::error::{invalid, Result};
+use crate::error::{invalid_argument, Result};
 use crate::pruners::base::Pruner;
 use crate::study::StudyView;
 use crate::trial::{FrozenTrial, StudyDirection, TrialState};
@@ -32,11 +32,16 @@ impl PercentilePruner {
         n_min_trials: usize,
     ) -> Result<Self> {
         if !(0.0..=100.0).contains(&percentile) {
-            return Err(invalid(format!("percentile {percentile} not in [0, 100]")));
+            return Err(invalid_argument(
+                "percentile",
+                format!("{percentile} is not in [0, 100]"),
+            ));
         }
-        if n_warmup_steps < 0 || interval_steps < 1 || n_min_trials < 1 {
-            return Err(invalid(
-                "n_warmup_steps must be >= 0, interval_steps and n_min_trials >= 1",
+        check_steps(n_warmup_steps, interval_steps)?;
+        if n_min_trials < 1 {
+            return Err(invalid_argument(
+                "n_min_trials",
+                "must be at least 1, got 0",
             ));
         }
         Ok(Self {
@@ -47,6 +52,23 @@ impl PercentilePruner {
             n_min_trials,
         })
     }
+}
+
+/// The warm-up and interval arguments that several pruners share.
+pub(crate) fn check_steps(n_warmup_steps: i64, interval_steps: i64) -> Result<()> {
+    if n_warmup_steps < 0 {
+        return Err(invalid_argument(
+            "n_warmup_steps",
+            format!("must be 0 or more, got {n_warmup_steps}"),
+        ));
+    }
+    if interval_steps < 1 {
+        return Err(invalid_argument(
+            "interval_steps",
+            format!("must be at least 1, got {interval_steps}"),
+        ));
+    }
+    Ok(())
 }
 
 impl MedianPruner {

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::error::{invalid, Result};
+use crate::error::{invalid_argument, Result};
 use crate::pruners::base::Pruner;
 use crate::study::StudyView;
 use crate::trial::{FrozenTrial, StudyDirection, TrialState};
@@ -42,15 +42,22 @@ impl SuccessiveHalvingPruner {
         min_early_stopping_rate: u32,
         bootstrap_count: usize,
     ) -> Result<Self> {
-        if min_resource.is_some_and(|r| r < 1) {
-            return Err(invalid("min_resource must be >= 1"));
+        if let Some(min) = min_resource.filter(|min| *min < 1) {
+            return Err(invalid_argument(
+                "min_resource",
+                format!("must be at least 1, got {min}"),
+            ));
         }
         if reduction_factor < 2 {
-            return Err(invalid("reduction_factor must be >= 2"));
+            return Err(invalid_argument(
+                "reduction_factor",
+                format!("must be at least 2, got {reduction_factor}"),
+            ));
         }
         if bootstrap_count > 0 && min_resource.is_none() {
-            return Err(invalid(
-                "bootstrap_count > 0 needs an explicit min_resource",
+            return Err(invalid_argument(
+                "bootstrap_count",
+                format!("{bootstrap_count} needs an explicit min_resource, not None (\"auto\")"),
             ));
         }
         Ok(Self {

@@ -1,8 +1,8 @@
 //! Pruning on fixed bounds.
 
-use crate::error::{invalid, Result};
+use crate::error::{invalid_argument, Result};
 use crate::pruners::base::Pruner;
-use crate::pruners::percentile::is_first_in_interval_step;
+use crate::pruners::percentile::{check_steps, is_first_in_interval_step};
 use crate::study::StudyView;
 use crate::trial::FrozenTrial;
 
@@ -25,18 +25,20 @@ impl ThresholdPruner {
         interval_steps: i64,
     ) -> Result<Self> {
         if lower.is_none() && upper.is_none() {
-            return Err(invalid("ThresholdPruner needs a lower or an upper bound"));
+            return Err(invalid_argument(
+                "lower, upper",
+                "both are None; give a lower or an upper bound",
+            ));
         }
         if let (Some(l), Some(u)) = (lower, upper) {
             if l > u {
-                return Err(invalid(format!("lower {l} > upper {u}")));
+                return Err(invalid_argument(
+                    "lower, upper",
+                    format!("lower {l} > upper {u}"),
+                ));
             }
         }
-        if n_warmup_steps < 0 || interval_steps < 1 {
-            return Err(invalid(
-                "n_warmup_steps must be >= 0 and interval_steps >= 1",
-            ));
-        }
+        check_steps(n_warmup_steps, interval_steps)?;
         Ok(Self {
             lower,
             upper,

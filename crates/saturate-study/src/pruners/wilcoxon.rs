@@ -1,6 +1,6 @@
 //! Pruning by a paired Wilcoxon signed-rank test against the best trial.
 
-use crate::error::{invalid, Result};
+use crate::error::{invalid_argument, Result};
 use crate::normal::ndtr;
 use crate::pruners::base::Pruner;
 use crate::study::StudyView;
@@ -28,7 +28,10 @@ impl WilcoxonPruner {
     /// `p_threshold` in [0, 1].
     pub fn new(p_threshold: f64, n_startup_steps: usize) -> Result<Self> {
         if !(0.0..=1.0).contains(&p_threshold) {
-            return Err(invalid(format!("p_threshold {p_threshold} not in [0, 1]")));
+            return Err(invalid_argument(
+                "p_threshold",
+                format!("{p_threshold} is not in [0, 1]"),
+            ));
         }
         Ok(Self {
             p_threshold,

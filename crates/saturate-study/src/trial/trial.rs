@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::distributions::{
     CategoricalDistribution, Choice, Distribution, FloatDistribution, IntDistribution, ParamValue,
 };
-use crate::error::{Result, StudyError};
+use crate::error::{invalid_argument, Result, StudyError};
 use crate::samplers::SearchSpace;
 use crate::study::StudyCore;
 use crate::trial::{FrozenTrial, Param};
@@ -302,10 +302,10 @@ impl Trial {
             });
         }
         if step < 0 {
-            return Err(StudyError::InvalidArgument {
-                what: "report step",
-                reason: format!("{step} is negative; steps start at 0"),
-            });
+            return Err(invalid_argument(
+                "step",
+                format!("{step} is negative; steps start at 0"),
+            ));
         }
         if let Some(first) = self.frozen.intermediate_values.get(&step) {
             log::warn!(

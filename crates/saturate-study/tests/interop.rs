@@ -1,7 +1,8 @@
 //! Interop with the real Python Optuna (4.9.0 and 5.0.0, installed by
 //! `scripts/setup-python.sh` under `target/venv/`). The venvs are found through
-//! `SATURATE_OPTUNA_VENVS` (colon-separated venv directories) or at their default paths;
-//! without any, these tests print a note and pass without checking anything.
+//! `SATURATE_OPTUNA_VENVS` (colon-separated venv directories) or at their default paths.
+//! A missing venv fails the tests, with the command that sets it up; only outside CI (no
+//! `CI` variable) can `SATURATE_SKIP_INTEROP=1` skip them, and it says so.
 //!
 //! Each test compares a canonical dump of every study in a journal, made by Python
 //! (`scripts/python/optuna_interop.py dump`) and by saturate (`dump` below).
@@ -36,15 +37,23 @@ pub fn pythons() -> Vec<PathBuf> {
             .map(|v| workspace_root().join("target/venv").join(v))
             .collect(),
     };
-    let found: Vec<PathBuf> = venvs
+    let (found, missing): (Vec<PathBuf>, Vec<PathBuf>) = venvs
         .iter()
         .map(|v| v.join("bin/python"))
-        .filter(|p| p.exists())
-        .collect();
-    if found.is_empty() {
-        eprintln!("note: no Optuna venv found (run scripts/setup-python.sh); interop test skipped");
+        .partition(|p| p.exists());
+    if missing.is_empty() {
+        return found;
     }
-    found
+    let skip = std::env::var_os("SATURATE_SKIP_INTEROP").is_some_and(|v| v == "1");
+    if skip && std::env::var_os("CI").is_none() {
+        eprintln!("note: SATURATE_SKIP_INTEROP=1: Optuna interop checks skipped");
+        return Vec::new();
+    }
+    panic!(
+        "no Python Optuna at {missing:?}: run scripts/setup-python.sh (or point \
+         SATURATE_OPTUNA_VENVS at venvs with optuna); outside CI, SATURATE_SKIP_INTEROP=1 \
+         skips these checks"
+    );
 }
 
 pub fn script() -> PathBuf {

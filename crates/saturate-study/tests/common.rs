@@ -15,6 +15,14 @@ pub fn study_on(storage: Arc<dyn Storage>, name: &str) -> DefaultStudy {
         .unwrap()
 }
 
+/// Takes `backend`'s lock as another process would, and never releases it.
+pub fn hold_lock(backend: &saturate_study::storage::JournalFileBackend) {
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(backend.path(), backend.lock_path()).unwrap();
+    #[cfg(not(unix))]
+    std::fs::File::create(backend.lock_path()).unwrap();
+}
+
 /// A fresh temporary directory (kept alive by the returned guard).
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()

@@ -8,21 +8,27 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use saturate_study::prelude::*;
-use saturate_study::storage::JournalFileBackend;
+use saturate_study::storage::{JournalFileBackend, JournalLock};
 
 use crate::common::tempdir;
 
 const WORKER_ENV: &str = "SATURATE_STUDY_WORKER";
 
-/// Entry point of a worker process: `SATURATE_STUDY_WORKER=<journal>:<n_trials>`.
-/// Does nothing in a normal test run.
+/// Entry point of a worker process: `SATURATE_STUDY_WORKER=<journal>:<n_trials>:<lock>`
+/// (`symlink` or `open`). Does nothing in a normal test run.
 #[test]
 fn worker_process() {
     let Ok(spec) = std::env::var(WORKER_ENV) else {
         return;
     };
-    let (path, n) = spec.rsplit_once(':').unwrap();
-    let storage: Arc<dyn Storage> = Arc::new(JournalStorage::open(path).unwrap());
+    let (rest, lock) = spec.rsplit_once(':').unwrap();
+    let (path, n) = rest.rsplit_once(':').unwrap();
+    let lock = match lock {
+        "symlink" => JournalLock::Symlink,
+        _ => JournalLock::OpenFile,
+    };
+    let backend = JournalFileBackend::new(path).unwrap().with_lock(lock);
+    let storage: Arc<dyn Storage> = Arc::new(JournalStorage::new(backend));
     let study = DefaultStudy::builder()
         .name("shared")
         .storage(storage)
@@ -39,7 +45,11 @@ fn worker_process() {
     }
 }
 
-fn spawn_worker(journal: &Path, n_trials: usize) -> Child {
+fn spawn_worker(journal: &Path, n_trials: usize, lock: JournalLock) -> Child {
+    let lock = match lock {
+        JournalLock::Symlink => "symlink",
+        JournalLock::OpenFile => "open",
+    };
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -47,7 +57,10 @@ fn spawn_worker(journal: &Path, n_trials: usize) -> Child {
             "--test-threads=1",
             "--quiet",
         ])
-        .env(WORKER_ENV, format!("{}:{n_trials}", journal.display()))
+        .env(
+            WORKER_ENV,
+            format!("{}:{n_trials}:{lock}", journal.display()),
+        )
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap()
@@ -62,10 +75,20 @@ fn create_shared(journal: &Path) {
 
 #[test]
 fn four_processes_times_one_hundred_trials() {
+    four_processes_times_one_hundred_trials_with(JournalLock::default());
+}
+
+#[test]
+fn four_processes_with_the_open_file_lock() {
+    // The lock of platforms without symlinks, exercised here too.
+    four_processes_times_one_hundred_trials_with(JournalLock::OpenFile);
+}
+
+fn four_processes_times_one_hundred_trials_with(lock: JournalLock) {
     let dir = tempdir();
     let journal = dir.path().join("shared.log");
     create_shared(&journal);
-    let workers: Vec<Child> = (0..4).map(|_| spawn_worker(&journal, 100)).collect();
+    let workers: Vec<Child> = (0..4).map(|_| spawn_worker(&journal, 100, lock)).collect();
     for mut w in workers {
         assert!(w.wait().unwrap().success());
     }
@@ -88,7 +111,7 @@ fn a_worker_killed_mid_study_leaves_a_loadable_file() {
     let dir = tempdir();
     let journal = dir.path().join("killed.log");
     create_shared(&journal);
-    let mut worker = spawn_worker(&journal, 100_000);
+    let mut worker = spawn_worker(&journal, 100_000, JournalLock::default());
     // Let it write for a while, then SIGKILL it (Child::kill sends SIGKILL on Unix).
     let storage = JournalStorage::open(&journal).unwrap();
     while storage.get_all_trials(0, None).unwrap().len() < 20 {

@@ -148,7 +148,7 @@ fn corrupt_journal_lock_timeout_io() {
     let backend = JournalFileBackend::new(&path)
         .unwrap()
         .with_lock_timeout(Duration::from_millis(10));
-    std::os::unix::fs::symlink(&path, backend.lock_path()).unwrap();
+    crate::common::hold_lock(&backend);
     let err = JournalStorage::new(backend)
         .create_new_study(&[StudyDirection::Minimize], "s")
         .unwrap_err();

@@ -421,3 +421,87 @@ fn integers_outside_i64_cross_between_optuna_and_saturate_exactly() {
         );
     }
 }
+
+/// Python that takes Optuna's `JournalFileOpenLock` on `PATH` and exits holding it.
+const OPTUNA_TAKES_OPEN_LOCK_PY: &str = r#"
+import sys
+from optuna.storages.journal import JournalFileOpenLock
+assert JournalFileOpenLock(sys.argv[1]).acquire()
+"#;
+
+/// Python worker on Optuna's `JournalFileOpenLock`: `PATH STUDY N_TRIALS`.
+const OPEN_LOCK_WORKER_PY: &str = r#"
+import sys
+import optuna
+from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+path, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+backend = JournalFileBackend(path, lock_obj=JournalFileOpenLock(path))
+study = optuna.load_study(study_name=name, storage=optuna.storages.JournalStorage(backend))
+study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=n)
+"#;
+
+#[test]
+fn optuna_and_saturate_share_a_journal_with_the_open_file_lock() {
+    for py in pythons() {
+        let dir = tempdir();
+        let path = dir.path().join("open-lock.log");
+        let backend = saturate_study::storage::JournalFileBackend::new(&path)
+            .unwrap()
+            .with_lock(saturate_study::storage::JournalLock::OpenFile);
+        // A lock that Optuna took (and never released) is the one saturate waits for.
+        let out = Command::new(&py)
+            .args(["-c", OPTUNA_TAKES_OPEN_LOCK_PY, path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let waiting = JournalStorage::new(
+            backend
+                .clone()
+                .with_lock_timeout(std::time::Duration::from_millis(100)),
+        );
+        let err = waiting
+            .create_new_study(&[StudyDirection::Minimize], "blocked")
+            .unwrap_err();
+        assert!(matches!(err, StudyError::LockTimeout { .. }), "{err}");
+        std::fs::remove_file(backend.lock_path()).unwrap();
+        let storage: Arc<dyn Storage> = Arc::new(JournalStorage::new(backend));
+        let study = crate::common::study_on(storage, "open-lock");
+        let children: Vec<_> = (0..2)
+            .map(|_| {
+                Command::new(&py)
+                    .args([
+                        "-c",
+                        OPEN_LOCK_WORKER_PY,
+                        path.to_str().unwrap(),
+                        "open-lock",
+                        "40",
+                    ])
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for _ in 0..40 {
+            let mut t = study.ask().unwrap();
+            let x = t.suggest_float("x", 0.0, 1.0).unwrap();
+            study.tell(&t, &[x]).unwrap();
+        }
+        for mut child in children {
+            assert!(child.wait().unwrap().success());
+        }
+        let ours = dump(&JournalStorage::open(&path).unwrap());
+        let trials = ours[0]["trials"].as_array().unwrap();
+        assert_eq!(trials.len(), 120);
+        assert!(trials.iter().all(|t| t["state"] == "COMPLETE"));
+        let numbers: std::collections::BTreeSet<u64> = trials
+            .iter()
+            .map(|t| t["number"].as_u64().unwrap())
+            .collect();
+        assert_eq!(numbers.len(), 120);
+        assert_same(&ours, &python_dump(&py, &path));
+    }
+}

@@ -301,8 +301,8 @@ fn lock_timeout_and_stale_lock_release() {
     let dir = tempdir();
     let path = dir.path().join("j.log");
     let backend = JournalFileBackend::new(&path).unwrap();
-    // Someone else holds the lock (a symlink, as Optuna makes it).
-    std::os::unix::fs::symlink(&path, backend.lock_path()).unwrap();
+    // Someone else holds the lock.
+    crate::common::hold_lock(&backend);
     let storage = JournalStorage::new(backend.clone().with_lock_timeout(Duration::from_millis(50)));
     let err = storage
         .create_new_study(&[StudyDirection::Minimize], "s")

@@ -11,4 +11,4 @@ pub(crate) mod replay;
 
 pub use base::Storage;
 pub use in_memory::InMemoryStorage;
-pub use journal::{JournalFileBackend, JournalStorage};
+pub use journal::{JournalFileBackend, JournalLock, JournalStorage};

@@ -7,18 +7,76 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Result, StudyError};
 
+/// How processes sharing a journal take `<journal>.lock`: one of Optuna's two file locks.
+/// Every process writing a journal must use the same one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalLock {
+    /// Optuna's `JournalFileSymlinkLock`, its default: the lock is a symlink to the
+    /// journal, and it is stale when the journal has not changed for the grace period.
+    /// The default on Unix; on Windows, creating symlinks needs a privilege (or developer
+    /// mode); elsewhere it fails with [`std::io::ErrorKind::Unsupported`].
+    Symlink,
+    /// Optuna's `JournalFileOpenLock`: the lock is an empty file created exclusively
+    /// (`O_CREAT | O_EXCL`), stale when it is older than the grace period. Works on every
+    /// platform; the default off Unix, as Optuna recommends it on Windows.
+    OpenFile,
+}
+
+impl Default for JournalLock {
+    fn default() -> Self {
+        if cfg!(unix) {
+            JournalLock::Symlink
+        } else {
+            JournalLock::OpenFile
+        }
+    }
+}
+
+impl JournalLock {
+    /// One attempt at taking the lock; `AlreadyExists` when someone holds it.
+    fn try_acquire(self, journal: &Path, lock_path: &Path) -> std::io::Result<()> {
+        match self {
+            JournalLock::Symlink => symlink(journal, lock_path),
+            JournalLock::OpenFile => OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(lock_path)
+                .map(drop),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(windows)]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::windows::fs::symlink_file(target, link)
+}
+
+#[cfg(not(any(unix, windows)))]
+fn symlink(_target: &Path, _link: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "symlinks are not supported here: use JournalLock::OpenFile",
+    ))
+}
+
 /// A journal file shared by any number of processes, Python Optuna's included.
 ///
-/// Appends take `<file>.lock` the way Optuna's `JournalFileSymlinkLock` does: create a
-/// symlink to the journal (atomic, fails with `EEXIST` when held), retry with a backoff
-/// from 1 ms doubling to 1 s, and forcibly release a lock whose target has not been
-/// modified for the grace period (30 s by default: its holder is presumed dead). Release
-/// renames the lock to a unique name and then unlinks it, so a waiter never removes a
-/// lock that someone else has just taken. Every append is one `write` followed by `fsync`.
+/// Appends take `<file>.lock` the way Optuna's file locks do ([`JournalLock`]): create the
+/// lock atomically (it fails with `EEXIST` when held), retry with a backoff from 1 ms
+/// doubling to 1 s, and forcibly release a lock that has not changed for the grace period
+/// (30 s by default: its holder is presumed dead). Release renames the lock to a unique
+/// name and then unlinks it, so a waiter never removes a lock that someone else has just
+/// taken. Every append is one `write` followed by `fsync`.
 #[derive(Debug, Clone)]
 pub struct JournalFileBackend {
     path: PathBuf,
     lock_path: PathBuf,
+    lock: JournalLock,
     grace_period: Duration,
     lock_timeout: Option<Duration>,
 }
@@ -35,7 +93,7 @@ impl JournalFileBackend {
                 path: path.clone(),
                 source,
             })?;
-        // The lock is a symlink to the journal; an absolute target keeps it resolvable
+        // The symlink lock points to the journal; an absolute target keeps it resolvable
         // (the stale-lock check follows it) whatever the working directory.
         let path = path.canonicalize().map_err(|source| StudyError::Io {
             path: path.clone(),
@@ -46,9 +104,17 @@ impl JournalFileBackend {
         Ok(Self {
             path,
             lock_path: lock_path.into(),
+            lock: JournalLock::default(),
             grace_period: Duration::from_secs(30),
             lock_timeout: None,
         })
+    }
+
+    /// Which of Optuna's locks to take ([`JournalLock::default`]: the symlink lock on Unix,
+    /// the open-file lock elsewhere).
+    pub fn with_lock(mut self, lock: JournalLock) -> Self {
+        self.lock = lock;
+        self
     }
 
     /// How long an unchanged lock is honoured before it is forcibly released (30 s).
@@ -106,7 +172,7 @@ impl JournalFileBackend {
         let mut last_mtime: Option<SystemTime> = None;
         let mut last_change = Instant::now();
         loop {
-            match std::os::unix::fs::symlink(&self.path, &self.lock_path) {
+            match self.lock.try_acquire(&self.path, &self.lock_path) {
                 Ok(()) => return Ok(LockGuard { backend: self }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => {
@@ -116,8 +182,8 @@ impl JournalFileBackend {
                     })
                 }
             }
-            // `metadata` follows the symlink: the journal's mtime tells whether the holder
-            // is still writing.
+            // `metadata` follows a symlink lock: the journal's mtime tells whether the
+            // holder is still writing. An open-file lock has its own mtime, its creation.
             if let Ok(mtime) = std::fs::metadata(&self.lock_path).and_then(|m| m.modified()) {
                 if last_mtime != Some(mtime) {
                     last_mtime = Some(mtime);
@@ -159,5 +225,59 @@ pub(crate) struct LockGuard<'a> {
 impl Drop for LockGuard<'_> {
     fn drop(&mut self) {
         release(&self.backend.lock_path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_file_backend(dir: &Path) -> JournalFileBackend {
+        JournalFileBackend::new(dir.join("j.log"))
+            .unwrap()
+            .with_lock(JournalLock::OpenFile)
+    }
+
+    #[test]
+    fn the_open_file_lock_is_a_plain_file_held_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = open_file_backend(dir.path());
+        let guard = backend.lock().unwrap();
+        let kind = std::fs::symlink_metadata(backend.lock_path())
+            .unwrap()
+            .file_type();
+        assert!(kind.is_file(), "{kind:?}");
+        let waiter = backend.clone().with_lock_timeout(Duration::from_millis(20));
+        assert!(matches!(waiter.lock(), Err(StudyError::LockTimeout { .. })));
+        drop(guard);
+        assert!(!backend.lock_path().exists());
+        drop(waiter.lock().unwrap());
+        // Only the journal is left: released locks are renamed, then unlinked.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_stale_open_file_lock_is_released_after_the_grace_period() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = open_file_backend(dir.path());
+        // Left by a process that died holding it: nobody touches it again.
+        File::create(backend.lock_path()).unwrap();
+        let patient = backend
+            .clone()
+            .with_lock_timeout(Duration::from_millis(100));
+        assert!(matches!(
+            patient.lock(),
+            Err(StudyError::LockTimeout { .. })
+        ));
+        let impatient = backend
+            .with_grace_period(Duration::from_millis(50))
+            .with_lock_timeout(Duration::from_secs(60));
+        drop(impatient.lock().unwrap());
+        assert!(!impatient.lock_path().exists());
+    }
+
+    #[test]
+    fn the_default_lock_is_the_symlink_lock_only_on_unix() {
+        assert_eq!(JournalLock::default() == JournalLock::Symlink, cfg!(unix));
     }
 }

@@ -5,5 +5,5 @@ mod file;
 mod record;
 mod storage;
 
-pub use file::JournalFileBackend;
+pub use file::{JournalFileBackend, JournalLock};
 pub use storage::JournalStorage;

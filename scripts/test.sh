@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 if [ -x scripts/setup-python.sh ]; then
   scripts/setup-python.sh
 fi
+scripts/setup-data.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace

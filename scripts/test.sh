@@ -8,6 +8,8 @@ fi
 scripts/setup-data.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# Name the CPU's SIMD level in the log (the parity tests' premise: an exact NdArray recip).
+cargo test -p saturate-vmap --test main lane::simd_level -- --nocapture
 cargo test --workspace
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 scripts/setup-book.sh

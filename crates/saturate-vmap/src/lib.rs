@@ -29,9 +29,12 @@
 //! batched (K independent draws: initialisations, dropout masks); tensors built from data,
 //! zeros, ones or a constant are shared.
 //!
-//! Per-member results equal the same member trained alone up to floating-point tolerance; on
-//! NdArray with its `simd` feature the vectorised reciprocal is approximate and lane-dependent,
-//! so results are close (about 1e-6 relative) rather than bit-identical.
+//! Per-member results equal the same member trained alone on the inner backend, within
+//! floating-point tolerance (bit for bit in most models). One inner op is never trusted:
+//! burn-ndarray's `simd` feature computes `recip` with a hardware estimate whose result for an
+//! element depends on where it sits in the buffer, so where the inner `recip` is approximate,
+//! `Vmap` computes reciprocals by exact division instead (probed once per backend). saturate
+//! builds burn-ndarray without `simd`, where `recip` is exact.
 //!
 //! Reading a batched tensor with burn's `into_data` fails with a message pointing to
 //! [`member_data`] / [`member_values`]. Quantized tensors, and ops whose output shape depends

@@ -5,5 +5,6 @@
 pub mod harness;
 mod batched;
 mod coverage;
+mod lane;
 mod ops;
 mod parity;

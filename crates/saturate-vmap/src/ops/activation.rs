@@ -10,6 +10,7 @@ use burn_backend::tensor::FloatTensor;
 use burn_backend::Backend;
 use burn_backend::Scalar;
 
+use super::reciprocal;
 use crate::tensor::{check_members, front, materialize, FloatKind, VmapTensor};
 use crate::Vmap;
 
@@ -69,8 +70,17 @@ impl<B: Backend> ActivationOps<Self> for Vmap<B> {
         relu_backward(output, grad),
         gelu_backward(x, grad),
         sigmoid_backward(output, grad),
-        log_sigmoid_backward(x, grad),
     );
+
+    // Reaches the inner `float_recip` (see `ops::reciprocal`).
+    fn log_sigmoid_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        pair::<B>(
+            "log_sigmoid_backward",
+            x,
+            grad,
+            reciprocal::log_sigmoid_backward::<B>,
+        )
+    }
 
     fn leaky_relu(tensor: FloatTensor<Self>, negative_slope: Scalar) -> FloatTensor<Self> {
         tensor.map(|t| B::leaky_relu(t, negative_slope))

@@ -7,6 +7,7 @@ use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
 
 use core::future::Future;
 
+use super::reciprocal;
 use crate::tensor::*;
 use crate::{Vmap, VmapDevice};
 
@@ -290,11 +291,22 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         float_remainder_scalar,
         float_clamp_min,
         float_clamp_max,
-        float_powi_scalar,
         float_powi_scalar_impl,
-        float_powf_scalar,
         float_powf_scalar_impl,
     );
+
+    // These reach the inner `float_recip` (see `ops::reciprocal`).
+    fn float_powi_scalar(lhs: FloatTensor<Self>, rhs: Scalar) -> FloatTensor<Self> {
+        lhs.map(|t| reciprocal::powi_scalar::<B>(t, rhs))
+    }
+
+    fn float_powf_scalar(lhs: FloatTensor<Self>, rhs: Scalar) -> FloatTensor<Self> {
+        lhs.map(|t| reciprocal::powf_scalar::<B>(t, rhs))
+    }
+
+    fn float_recip(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+        tensor.map(reciprocal::recip::<B>)
+    }
 
     fn float_clamp(tensor: FloatTensor<Self>, min: Scalar, max: Scalar) -> FloatTensor<Self> {
         tensor.map(|t| B::float_clamp(t, min, max))
@@ -362,7 +374,6 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
 
     unary!(
         float_neg,
-        float_recip,
         float_transpose,
         float_exp,
         float_log,

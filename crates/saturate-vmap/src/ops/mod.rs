@@ -6,4 +6,5 @@ mod float;
 mod int;
 mod module;
 mod qtensor;
+mod reciprocal;
 mod transaction;

@@ -7,7 +7,12 @@
 //! - [`vmap`]: the `Vmap<B>` backend decorator and `Batched<M>` (a member axis for any
 //!   unmodified Burn module, exact per-member gradients);
 //! - [`optim`]: SGD / Adam / AdamW with one hyperparameter value per member;
-//! - [`study`]: studies, samplers, pruners and storages (a journal file Optuna reads).
+//! - [`data`]: dataset readers (IDX, CIFAR-10) as burn `Dataset`s, a shipped
+//!   Fashion-MNIST subset, and an image `Batcher`;
+//! - [`study`]: studies, samplers, pruners and storages (a journal file Optuna reads);
+//! - [`train`]: the group runner: a study drives groups of K trials trained as one model;
+//! - [`profile`]: wall time, CPU time, peak memory and GPU busy fraction / energy of a
+//!   run; `recommend_group_size` picks K from a few measured steps.
 //!
 //! ## Features
 //!
@@ -16,13 +21,21 @@
 //! | `ndarray` | burn's NdArray CPU backend                                | yes     |
 //! | `cuda`    | burn-cuda (CUDA loaded at run time; builds without a GPU) | no      |
 //! | `tch`     | burn-tch (LibTorch; needs `LIBTORCH` at build time)       | no      |
+//! | `nvml`    | GPU telemetry in [`profile`] (NVML loaded at run time)    | no      |
 
+pub use saturate_data as data;
 pub use saturate_optim as optim;
+pub use saturate_profile as profile;
 pub use saturate_study as study;
+pub use saturate_train as train;
 pub use saturate_vmap as vmap;
 
 /// The names most programs need.
 pub mod prelude {
+    pub use saturate_train::{
+        run, run_trainer, GroupTask, GroupTrainer, GroupTrial, MemberHyper, Members, RunConfig,
+        RunSummary, TrainError, TrainerConfig,
+    };
     pub use saturate_vmap::{
         member_data, member_values, per_member, Batched, Vmap, VmapBackend, VmapDevice, VmapError,
     };

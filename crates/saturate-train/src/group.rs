@@ -1,0 +1,604 @@
+//! [`GroupTrial`]: the K trials of one group, seen by the objective as one.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use saturate_study::distributions::{
+    CategoricalDistribution, Choice, Distribution, FloatDistribution, IntDistribution, ParamValue,
+};
+use saturate_study::{FrozenTrial, Study, StudyError, Trial, TrialState};
+use serde_json::Value;
+
+use crate::error::{Result, TrainError};
+use crate::members::{MemberValues, Members};
+use crate::run::{RunState, StopReason};
+
+/// System attribute: the group a trial was trained in (the same string on every trial of a
+/// group, members that joined through refill included).
+pub const GROUP_ATTR: &str = "saturate:group";
+/// System attribute: the process that trained the trial (`host:pid`).
+pub const WORKER_ATTR: &str = "saturate:worker";
+/// System attribute: why the runner stopped a trial early (`timeout`).
+pub const STOPPED_ATTR: &str = "saturate:stopped";
+
+/// Where a hyperparameter was suggested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Shared,
+    Member,
+}
+
+impl Scope {
+    fn name(self) -> &'static str {
+        match self {
+            Scope::Shared => "shared",
+            Scope::Member => "member",
+        }
+    }
+}
+
+/// How a member left the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberOutcome {
+    /// Told COMPLETE.
+    Complete,
+    /// Pruned by the study's pruner (or stopped by the run's timeout).
+    Pruned,
+    /// Failed: a non-finite value, an error or a panic.
+    Failed,
+}
+
+/// The K trials of one group, trained together as one [`Batched`](saturate_vmap::Batched)
+/// model.
+///
+/// Inside the objective, [`shared`](Self::shared) suggestions are sampled once for the group
+/// (they may change shapes: width, depth) and recorded, same value and distribution, on every
+/// trial; [`member`](Self::member) suggestions are sampled per trial and come back as
+/// [`Members`]. [`report`](Self::report) asks the pruner about every member and says which go
+/// on; the others' trials are finished right there.
+///
+/// Member `i` is the group's i-th live trial: indices shift down when `report` drops members,
+/// exactly as `Batched::retain` shifts them.
+pub struct GroupTrial<'s, S: Study> {
+    study: &'s S,
+    group_id: String,
+    trials: Vec<Trial>,
+    scopes: BTreeMap<String, Scope>,
+    shared: BTreeMap<String, (Distribution, ParamValue)>,
+    /// The last step each live trial reported, by trial id.
+    last_steps: BTreeMap<u64, i64>,
+    reported: bool,
+    pub(crate) state: &'s RunState,
+    pub(crate) finished: Vec<(Arc<FrozenTrial>, MemberOutcome)>,
+}
+
+impl<'s, S: Study> GroupTrial<'s, S> {
+    pub(crate) fn new(study: &'s S, trials: Vec<Trial>, state: &'s RunState) -> Result<Self> {
+        let group_id = format!(
+            "{}:{}",
+            worker_name(),
+            trials.first().map(Trial::number).unwrap_or_default()
+        );
+        let mut group = Self {
+            study,
+            group_id,
+            trials: Vec::new(),
+            scopes: BTreeMap::new(),
+            shared: BTreeMap::new(),
+            last_steps: BTreeMap::new(),
+            reported: false,
+            state,
+            finished: Vec::new(),
+        };
+        group.add_trials(trials)?;
+        Ok(group)
+    }
+
+    /// The number of members now (it shrinks when `report` drops members).
+    pub fn members(&self) -> usize {
+        self.trials.len()
+    }
+
+    /// The trial numbers of the members, in member order.
+    pub fn trial_numbers(&self) -> Vec<u64> {
+        self.trials.iter().map(Trial::number).collect()
+    }
+
+    /// The group's id, as recorded in each trial's `saturate:group` system attribute.
+    pub fn group_id(&self) -> &str {
+        &self.group_id
+    }
+
+    /// The study the group belongs to.
+    pub fn study(&self) -> &S {
+        self.study
+    }
+
+    /// Suggestions sampled once for the whole group.
+    pub fn shared(&mut self) -> SharedScope<'_, 's, S> {
+        SharedScope { group: self }
+    }
+
+    /// Suggestions sampled per member (one trial each).
+    pub fn member(&mut self) -> MemberScope<'_, 's, S> {
+        let range = 0..self.trials.len();
+        MemberScope { group: self, range }
+    }
+
+    /// Sets a user attribute on member `index`'s trial.
+    ///
+    /// # Errors
+    /// [`TrainError::WrongMemberCount`] for an index out of range; storage errors.
+    pub fn set_member_user_attr(
+        &mut self,
+        index: usize,
+        key: &str,
+        value: impl Into<Value>,
+    ) -> Result<()> {
+        let members = self.trials.len();
+        let trial = self
+            .trials
+            .get_mut(index)
+            .ok_or_else(|| TrainError::WrongMemberCount {
+                what: format!("member index {index}"),
+                expected: members,
+                got: index + 1,
+            })?;
+        trial.set_user_attr(key, value)?;
+        Ok(())
+    }
+
+    /// Records one intermediate value per member at `step` and asks the study's pruner about
+    /// each; returns the indices of the members that go on, in order (give them to
+    /// `Batched::retain`, the optimizer's `retain` and [`Members::retain`]).
+    ///
+    /// A member whose value is NaN or infinite fails (its trial only; the reason is in its
+    /// `fail_reason` system attribute). Pruned members' trials are told PRUNED. Multi-objective
+    /// studies record nothing (Optuna has no intermediate values there) and prune nothing.
+    ///
+    /// # Errors
+    /// - [`TrainError::GroupFinished`] when no member goes on (all pruned or failed, or the
+    ///   run's timeout stops the group): return it with `?`; the runner ends the group
+    ///   normally;
+    /// - [`TrainError::Interrupted`] after SIGINT: the members' trials were marked FAIL;
+    /// - [`TrainError::WrongMemberCount`] / [`TrainError::StepNotIncreasing`] for bad input.
+    pub fn report(&mut self, step: i64, values: &Members<f64>) -> Result<Vec<usize>> {
+        let steps = vec![step; self.trials.len()];
+        self.report_steps(&steps, values)
+    }
+
+    /// [`report`](Self::report) with one step per member (members that joined the group
+    /// later count their own steps).
+    ///
+    /// # Errors
+    /// As [`report`](Self::report).
+    pub fn report_steps(&mut self, steps: &[i64], values: &Members<f64>) -> Result<Vec<usize>> {
+        for (what, got) in [("values", values.len()), ("steps", steps.len())] {
+            if got != self.trials.len() {
+                return Err(TrainError::WrongMemberCount {
+                    what: format!("the {what} given to `report`"),
+                    expected: self.trials.len(),
+                    got,
+                });
+            }
+        }
+        for (trial, &step) in self.trials.iter().zip(steps) {
+            if let Some(&previous) = self.last_steps.get(&trial.id()).filter(|&&p| step <= p) {
+                return Err(TrainError::StepNotIncreasing { step, previous });
+            }
+        }
+        for (trial, &step) in self.trials.iter().zip(steps) {
+            self.last_steps.insert(trial.id(), step);
+        }
+        self.reported = true;
+        let single = self.study.directions().len() == 1;
+        let mut keep = Vec::new();
+        for (index, &value) in values.iter().enumerate() {
+            if !value.is_finite() {
+                continue;
+            }
+            if single {
+                self.trials[index].report(steps[index], value)?;
+                if self.trials[index].should_prune()? {
+                    continue;
+                }
+            }
+            keep.push(index);
+        }
+        let dropped: Vec<usize> = (0..self.trials.len())
+            .filter(|i| !keep.contains(i))
+            .collect();
+        for &index in &dropped {
+            let value = values[index];
+            if value.is_finite() {
+                self.finish(index, TrialState::Pruned, None, None)?;
+            } else {
+                let reason = format!("the value reported at step {} is {value}", steps[index]);
+                self.finish(index, TrialState::Fail, None, Some(&reason))?;
+            }
+        }
+        self.drop_finished();
+        self.state.progress_changed();
+        match self.state.stop_reason() {
+            Some(StopReason::Interrupted) => {
+                let failed = self.fail_all("interrupted")?;
+                return Err(TrainError::Interrupted { failed });
+            }
+            Some(StopReason::Timeout) => {
+                for index in 0..self.trials.len() {
+                    self.trials[index].set_system_attr(STOPPED_ATTR, "timeout")?;
+                    self.finish(index, TrialState::Pruned, None, None)?;
+                }
+                self.drop_finished();
+                return Err(TrainError::GroupFinished {
+                    reason: "the run's timeout stopped it".into(),
+                });
+            }
+            None => {}
+        }
+        if keep.is_empty() {
+            return Err(TrainError::GroupFinished {
+                reason: "every member was pruned or failed".into(),
+            });
+        }
+        Ok(keep)
+    }
+
+    /// Finishes members `indices` as COMPLETE with their values (a member that reached its
+    /// budget before the others) and returns the indices of the members that go on.
+    ///
+    /// # Errors
+    /// [`TrainError::WrongMemberCount`] for an index out of range or values of the wrong
+    /// length; storage errors.
+    pub fn complete_members<V: MemberValues>(
+        &mut self,
+        indices: &[usize],
+        values: &V,
+    ) -> Result<Vec<usize>> {
+        if values.member_count() != indices.len() {
+            return Err(TrainError::WrongMemberCount {
+                what: "the values given to `complete_members`".into(),
+                expected: indices.len(),
+                got: values.member_count(),
+            });
+        }
+        if let Some(&bad) = indices.iter().find(|&&i| i >= self.trials.len()) {
+            return Err(TrainError::WrongMemberCount {
+                what: format!("member index {bad}"),
+                expected: self.trials.len(),
+                got: bad + 1,
+            });
+        }
+        for (n, &index) in indices.iter().enumerate() {
+            self.finish(
+                index,
+                TrialState::Complete,
+                Some(&values.values_of(n)),
+                None,
+            )?;
+        }
+        let keep = (0..self.trials.len())
+            .filter(|i| !indices.contains(i))
+            .collect();
+        self.drop_finished();
+        self.state.progress_changed();
+        Ok(keep)
+    }
+
+    /// Adds trials to the group (refill): the group's shared values are recorded on them.
+    pub(crate) fn add_trials(&mut self, trials: Vec<Trial>) -> Result<()> {
+        let first_new = self.trials.len();
+        let size = (first_new + trials.len()) as i64;
+        self.trials.extend(trials);
+        for trial in &mut self.trials[first_new..] {
+            trial.set_system_attr(GROUP_ATTR, self.group_id.clone())?;
+            trial.set_system_attr(WORKER_ATTR, worker_name())?;
+            trial.set_system_attr("saturate:group_size", size)?;
+            for (name, (distribution, value)) in &self.shared {
+                trial.record_param(name, distribution.clone(), value)?;
+            }
+        }
+        self.state
+            .running_changed(self.trials.len() - first_new, true);
+        Ok(())
+    }
+
+    /// The shared values suggested so far, as fixed parameters for new trials.
+    pub(crate) fn shared_params(&self) -> saturate_study::study::FixedParams {
+        self.shared
+            .iter()
+            .map(|(name, (_, value))| (name.clone(), value.clone()))
+            .collect()
+    }
+
+    /// A member scope over the members from `first` on (the ones refill just added).
+    pub(crate) fn member_from(&mut self, first: usize) -> MemberScope<'_, 's, S> {
+        let range = first..self.trials.len();
+        MemberScope { group: self, range }
+    }
+
+    /// Tells every live trial its values (the objective's return).
+    pub(crate) fn tell_all<V: MemberValues>(&mut self, values: &V) -> Result<()> {
+        if values.member_count() != self.trials.len() {
+            let expected = self.trials.len();
+            self.fail_all("the objective returned the wrong number of member values")?;
+            return Err(TrainError::WrongMemberCount {
+                what: "the objective's return value".into(),
+                expected,
+                got: values.member_count(),
+            });
+        }
+        for index in 0..self.trials.len() {
+            self.finish(
+                index,
+                TrialState::Complete,
+                Some(&values.values_of(index)),
+                None,
+            )?;
+        }
+        self.drop_finished();
+        Ok(())
+    }
+
+    /// Fails every live trial with `reason`; returns how many.
+    pub(crate) fn fail_all(&mut self, reason: &str) -> Result<usize> {
+        let count = self.trials.len();
+        for index in 0..count {
+            self.finish(index, TrialState::Fail, None, Some(reason))?;
+        }
+        self.drop_finished();
+        Ok(count)
+    }
+
+    /// Prunes every live trial.
+    pub(crate) fn prune_all(&mut self) -> Result<()> {
+        for index in 0..self.trials.len() {
+            self.finish(index, TrialState::Pruned, None, None)?;
+        }
+        self.drop_finished();
+        Ok(())
+    }
+
+    /// Finishes member `index`'s trial (it stays in `trials` until `drop_finished`).
+    fn finish(
+        &mut self,
+        index: usize,
+        state: TrialState,
+        values: Option<&[f64]>,
+        reason: Option<&str>,
+    ) -> Result<()> {
+        let trial = &self.trials[index];
+        let frozen = match self.study.tell_state(trial, state, values, reason) {
+            Ok(frozen) => frozen,
+            // A value list of the wrong length fails the trial (stored) and is reported; the
+            // other members go on.
+            Err(StudyError::WrongNumberOfValues { .. }) => self
+                .study
+                .trials(None)?
+                .into_iter()
+                .find(|t| t.trial_id == trial.id())
+                .ok_or(StudyError::NoCompletedTrial)?,
+            Err(e) => return Err(e.into()),
+        };
+        let outcome = match frozen.state {
+            TrialState::Complete => MemberOutcome::Complete,
+            TrialState::Pruned => MemberOutcome::Pruned,
+            _ => MemberOutcome::Failed,
+        };
+        self.state.finished(&frozen, outcome);
+        self.finished.push((frozen, outcome));
+        Ok(())
+    }
+
+    /// Removes the trials that were finished from the live list.
+    fn drop_finished(&mut self) {
+        let before = self.trials.len();
+        let finished: Vec<u64> = self.finished.iter().map(|(t, _)| t.trial_id).collect();
+        self.trials.retain(|t| !finished.contains(&t.id()));
+        self.state
+            .running_changed(before - self.trials.len(), false);
+    }
+
+    fn claim(&mut self, name: &str, scope: Scope) -> Result<()> {
+        if self.reported {
+            return Err(TrainError::SuggestAfterReport { name: name.into() });
+        }
+        match self.scopes.get(name) {
+            Some(&first) if first != scope => Err(TrainError::ScopeConflict {
+                name: name.into(),
+                first: first.name(),
+                second: scope.name(),
+            }),
+            _ => {
+                self.scopes.insert(name.into(), scope);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `host:pid` of this process.
+pub(crate) fn worker_name() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{host}:{}", std::process::id())
+}
+
+/// Suggestions sampled once for a group: the value is sampled on the group's first trial and
+/// recorded, with the same distribution, on every other trial. Returned by
+/// [`GroupTrial::shared`].
+pub struct SharedScope<'g, 's, S: Study> {
+    group: &'g mut GroupTrial<'s, S>,
+}
+
+impl<S: Study> SharedScope<'_, '_, S> {
+    /// A value from any distribution, the same for every member.
+    ///
+    /// # Errors
+    /// [`TrainError::ScopeConflict`], [`TrainError::SuggestAfterReport`]; the study's errors
+    /// (an invalid distribution, or another distribution for a name suggested before).
+    pub fn suggest(&mut self, name: &str, distribution: Distribution) -> Result<ParamValue> {
+        let group = &mut *self.group;
+        group.claim(name, Scope::Shared)?;
+        if let Some((existing, value)) = group.shared.get(name) {
+            if *existing != distribution {
+                return Err(StudyError::IncompatibleDistribution {
+                    name: name.into(),
+                    existing: existing.to_json_string(),
+                    requested: distribution.to_json_string(),
+                }
+                .into());
+            }
+            return Ok(value.clone());
+        }
+        let (first, rest) = group
+            .trials
+            .split_first_mut()
+            .expect("a group has at least one member");
+        let value = first.suggest(name, distribution.clone())?;
+        for trial in rest {
+            trial.record_param(name, distribution.clone(), &value)?;
+        }
+        group
+            .shared
+            .insert(name.into(), (distribution, value.clone()));
+        Ok(value)
+    }
+
+    /// A float in `[low, high]`.
+    pub fn suggest_float(&mut self, name: &str, low: f64, high: f64) -> Result<f64> {
+        let d = FloatDistribution::new(low, high, false, None)?.into();
+        Ok(self.suggest(name, d)?.as_f64().expect("a float"))
+    }
+
+    /// A float in `[low, high]`, log-uniform.
+    pub fn suggest_float_log(&mut self, name: &str, low: f64, high: f64) -> Result<f64> {
+        let d = FloatDistribution::new(low, high, true, None)?.into();
+        Ok(self.suggest(name, d)?.as_f64().expect("a float"))
+    }
+
+    /// An integer in `[low, high]`.
+    pub fn suggest_int(&mut self, name: &str, low: i64, high: i64) -> Result<i64> {
+        self.suggest_int_with(name, low, high, false, 1)
+    }
+
+    /// An integer in `{low, low + step, ...} ∩ [low, high]`, optionally log-uniform.
+    pub fn suggest_int_with(
+        &mut self,
+        name: &str,
+        low: i64,
+        high: i64,
+        log: bool,
+        step: i64,
+    ) -> Result<i64> {
+        let d = IntDistribution::new(low, high, log, step)?.into();
+        match self.suggest(name, d)? {
+            ParamValue::Int(i) => Ok(i),
+            other => unreachable!("an int distribution gave {other:?}"),
+        }
+    }
+
+    /// One of `choices`.
+    pub fn suggest_categorical<C: Into<Choice>>(
+        &mut self,
+        name: &str,
+        choices: impl IntoIterator<Item = C>,
+    ) -> Result<Choice> {
+        let d = CategoricalDistribution::new(choices.into_iter().map(Into::into).collect())?;
+        match self.suggest(name, d.into())? {
+            ParamValue::Categorical(c) => Ok(c),
+            other => unreachable!("a categorical distribution gave {other:?}"),
+        }
+    }
+}
+
+/// Suggestions sampled per member, one trial each (asked in member order, so a sampler that
+/// sees running trials, such as TPE with `constant_liar`, keeps them apart). Returned by
+/// [`GroupTrial::member`].
+pub struct MemberScope<'g, 's, S: Study> {
+    group: &'g mut GroupTrial<'s, S>,
+    range: core::ops::Range<usize>,
+}
+
+impl<S: Study> MemberScope<'_, '_, S> {
+    /// One value per member from any distribution.
+    ///
+    /// # Errors
+    /// [`TrainError::ScopeConflict`], [`TrainError::SuggestAfterReport`]; the study's errors.
+    pub fn suggest(
+        &mut self,
+        name: &str,
+        distribution: Distribution,
+    ) -> Result<Members<ParamValue>> {
+        let group = &mut *self.group;
+        if self.range.start == 0 {
+            group.claim(name, Scope::Member)?;
+        } else if group.scopes.get(name) == Some(&Scope::Shared) {
+            return Err(TrainError::ScopeConflict {
+                name: name.into(),
+                first: "shared",
+                second: "member",
+            });
+        }
+        group.trials[self.range.clone()]
+            .iter_mut()
+            .map(|trial| Ok(trial.suggest(name, distribution.clone())?))
+            .collect()
+    }
+
+    /// One float in `[low, high]` per member.
+    pub fn suggest_float(&mut self, name: &str, low: f64, high: f64) -> Result<Members<f64>> {
+        let d = FloatDistribution::new(low, high, false, None)?.into();
+        self.floats(name, d)
+    }
+
+    /// One float in `[low, high]` per member, log-uniform.
+    pub fn suggest_float_log(&mut self, name: &str, low: f64, high: f64) -> Result<Members<f64>> {
+        let d = FloatDistribution::new(low, high, true, None)?.into();
+        self.floats(name, d)
+    }
+
+    /// One float in `{low, low + step, ...} ∩ [low, high]` per member.
+    pub fn suggest_float_step(
+        &mut self,
+        name: &str,
+        low: f64,
+        high: f64,
+        step: f64,
+    ) -> Result<Members<f64>> {
+        let d = FloatDistribution::new(low, high, false, Some(step))?.into();
+        self.floats(name, d)
+    }
+
+    /// One integer in `[low, high]` per member.
+    pub fn suggest_int(&mut self, name: &str, low: i64, high: i64) -> Result<Members<i64>> {
+        let d = IntDistribution::new(low, high, false, 1)?.into();
+        Ok(self.suggest(name, d)?.map(|v| match v {
+            ParamValue::Int(i) => *i,
+            other => unreachable!("an int distribution gave {other:?}"),
+        }))
+    }
+
+    /// One of `choices` per member.
+    pub fn suggest_categorical<C: Into<Choice>>(
+        &mut self,
+        name: &str,
+        choices: impl IntoIterator<Item = C>,
+    ) -> Result<Members<Choice>> {
+        let d = CategoricalDistribution::new(choices.into_iter().map(Into::into).collect())?;
+        Ok(self.suggest(name, d.into())?.map(|v| match v {
+            ParamValue::Categorical(c) => c.clone(),
+            other => unreachable!("a categorical distribution gave {other:?}"),
+        }))
+    }
+
+    fn floats(&mut self, name: &str, distribution: Distribution) -> Result<Members<f64>> {
+        Ok(self
+            .suggest(name, distribution)?
+            .map(|v| v.as_f64().expect("a float")))
+    }
+}

@@ -1,0 +1,432 @@
+//! [`GroupTrainer`]: the training loop of a group, owning everything that has a member axis.
+
+use std::collections::BTreeMap;
+
+use burn::backend::Autodiff;
+use burn::module::AutodiffModule;
+use burn::optim::GradientsParams;
+use burn::tensor::backend::Backend;
+use burn::tensor::Tensor;
+use saturate_optim::{GroupOptimizer, UpdateRule};
+use saturate_study::study::ObjectiveError;
+use saturate_study::Study;
+use saturate_vmap::{Batched, Vmap, VmapDevice};
+
+use crate::error::{Result, TrainError};
+use crate::group::{GroupTrial, MemberScope, SharedScope};
+use crate::members::Members;
+use crate::run::{run, RunConfig, RunSummary};
+
+/// The backend a [`GroupTask`] trains on: autodiff over the member-axis decorator over `I`.
+pub type GroupBackend<I> = Autodiff<Vmap<I>>;
+
+/// The per-member hyperparameters of a group, by name: one [`Members`] list each, all of the
+/// group's length. The trainer keeps, drops and appends members in it together with the model
+/// and the optimizer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemberHyper {
+    values: BTreeMap<String, Members<f64>>,
+}
+
+impl MemberHyper {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) the values of `name`.
+    pub fn with(mut self, name: impl Into<String>, values: Members<f64>) -> Self {
+        self.values.insert(name.into(), values);
+        self
+    }
+
+    /// The values of `name`.
+    ///
+    /// # Panics
+    /// If `name` is not in the table (a typo in the task): the message names the known ones.
+    pub fn get(&self, name: &str) -> &Members<f64> {
+        self.values.get(name).unwrap_or_else(|| {
+            panic!(
+                "no member hyperparameter `{name}`; the task suggested {:?}",
+                self.values.keys().collect::<Vec<_>>()
+            )
+        })
+    }
+
+    /// The values of `name`, if present.
+    pub fn try_get(&self, name: &str) -> Option<&Members<f64>> {
+        self.values.get(name)
+    }
+
+    /// The member count (0 for an empty table).
+    pub fn members(&self) -> usize {
+        self.values.values().next().map_or(0, |v| v.len())
+    }
+
+    fn check(&self, expected: usize) -> Result<()> {
+        for (name, values) in &self.values {
+            if values.len() != expected {
+                return Err(TrainError::WrongMemberCount {
+                    what: format!("member hyperparameter `{name}`"),
+                    expected,
+                    got: values.len(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn retain(&mut self, indices: &[usize]) {
+        for values in self.values.values_mut() {
+            values.retain(indices);
+        }
+    }
+
+    fn extend(&mut self, other: MemberHyper) -> Result<()> {
+        if self.values.is_empty() {
+            *self = other;
+            return Ok(());
+        }
+        for (name, values) in other.values {
+            let mine = self
+                .values
+                .get_mut(&name)
+                .ok_or_else(|| TrainError::InvalidConfig {
+                    setting: "suggest_members",
+                    reason: format!(
+                        "new members suggested `{name}`, which the group does not have"
+                    ),
+                })?;
+            mine.extend(values);
+        }
+        Ok(())
+    }
+}
+
+/// What a [`GroupTrainer`] needs to know about a training job: the hyperparameters, the
+/// model, the optimizer, the data and the metric. Think of burn-train's `TrainStep` /
+/// `ValidStep` with a member axis.
+///
+/// `I` is the inner backend (e.g. `NdArray`); the model trains on `Autodiff<Vmap<I>>`.
+pub trait GroupTask<I: Backend> {
+    /// The shared hyperparameters, sampled once per group (they may change shapes).
+    type Shared: Clone;
+    /// The model (an ordinary burn module).
+    type Model: AutodiffModule<GroupBackend<I>>;
+    /// The optimizer's update rule: `Sgd`, `Adam` or `AdamW` of saturate-optim.
+    type Rule: UpdateRule;
+    /// One batch of training data, shared by every member.
+    type Batch;
+
+    /// Samples the shared hyperparameters.
+    fn suggest_shared<S: Study>(
+        &mut self,
+        scope: &mut SharedScope<'_, '_, S>,
+    ) -> Result<Self::Shared, ObjectiveError>;
+
+    /// Samples the member hyperparameters of new members (the group's first members, or the
+    /// ones refill adds: `scope` covers only them).
+    fn suggest_members<S: Study>(
+        &mut self,
+        shared: &Self::Shared,
+        scope: &mut MemberScope<'_, '_, S>,
+    ) -> Result<MemberHyper, ObjectiveError>;
+
+    /// Builds the model on a device of `hyper.members()` members (call your module's
+    /// ordinary `init` with `device`; per-member values enter through
+    /// [`Members::to_tensor`]).
+    fn init_model(
+        &mut self,
+        shared: &Self::Shared,
+        hyper: &MemberHyper,
+        device: &VmapDevice<I>,
+    ) -> Self::Model;
+
+    /// The optimizer config of new members (one value per member where it varies).
+    fn optimizer(
+        &self,
+        shared: &Self::Shared,
+        hyper: &MemberHyper,
+    ) -> <Self::Rule as UpdateRule>::Config;
+
+    /// The learning rate of each member for its next step; `member_steps[k]` is how many
+    /// steps member k has trained (its own count: a schedule follows it). Default: the
+    /// member hyperparameter `lr`.
+    fn learning_rates(&self, hyper: &MemberHyper, member_steps: &[usize]) -> Members<f64> {
+        let _ = member_steps;
+        hyper.get("lr").clone()
+    }
+
+    /// The next training batch, built on `device` (the group's current device: its member
+    /// count changes when members leave or join, so build tensors here, every step). Called
+    /// once per group step: one input pipeline for the whole group.
+    fn next_batch(&mut self, device: &VmapDevice<I>) -> Self::Batch;
+
+    /// The loss of every member on `batch`: a tensor of logical shape `[1]` (one value per
+    /// member, e.g. burn's `CrossEntropyLoss` with mean reduction).
+    fn loss(
+        &mut self,
+        model: &Self::Model,
+        batch: &Self::Batch,
+        hyper: &MemberHyper,
+    ) -> Tensor<GroupBackend<I>, 1>;
+
+    /// The objective value of every member (e.g. validation accuracy), reported to the
+    /// study's pruner after each epoch and told to the trial at the end.
+    fn evaluate(
+        &mut self,
+        model: &Self::Model,
+        device: &VmapDevice<I>,
+        hyper: &MemberHyper,
+    ) -> Members<f64>;
+}
+
+/// How a [`GroupTrainer`] trains each group.
+#[derive(Debug, Clone)]
+pub struct TrainerConfig {
+    /// Training steps between two evaluations (one "epoch").
+    pub steps_per_epoch: usize,
+    /// Epochs each member trains (its own count: a member that joined later trains as long).
+    pub epochs: usize,
+    /// Give the slots freed by pruned, failed or finished members to new trials with the
+    /// group's shared values (default on).
+    pub refill: bool,
+}
+
+impl TrainerConfig {
+    /// `epochs` epochs of `steps_per_epoch` steps, refill on.
+    pub fn new(steps_per_epoch: usize, epochs: usize) -> Self {
+        Self {
+            steps_per_epoch,
+            epochs,
+            refill: true,
+        }
+    }
+
+    /// Turns refill on or off.
+    pub fn refill(mut self, on: bool) -> Self {
+        self.refill = on;
+        self
+    }
+
+    fn check(&self) -> Result<()> {
+        for (setting, value) in [
+            ("steps_per_epoch", self.steps_per_epoch),
+            ("epochs", self.epochs),
+        ] {
+            if value == 0 {
+                return Err(TrainError::InvalidConfig {
+                    setting,
+                    reason: "must be at least 1".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Statistics of a trainer over a run: how full its groups were.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Occupancy {
+    /// Group steps trained.
+    pub group_steps: usize,
+    /// Member steps trained (sum over group steps of the members trained).
+    pub member_steps: usize,
+    /// Member slots available (sum over group steps of the group size K).
+    pub slots: usize,
+    /// Batches built (`next_batch` calls): one per group step.
+    pub batches: usize,
+    /// Members that joined running groups through refill.
+    pub refilled: usize,
+}
+
+impl Occupancy {
+    /// The members-busy fraction: member steps / slots.
+    pub fn busy_fraction(&self) -> f64 {
+        if self.slots == 0 {
+            0.0
+        } else {
+            self.member_steps as f64 / self.slots as f64
+        }
+    }
+}
+
+/// Trains groups of a [`GroupTask`]: owns the [`Batched`] model, the [`GroupOptimizer`], the
+/// per-member hyperparameters and step counts, and the data loop, so that every membership
+/// change happens in one place: pruned or failed members leave all of them (the compute
+/// shrinks), finished members are told COMPLETE, and with refill new trials join with a fresh
+/// initialisation and optimizer step 0.
+#[derive(Debug)]
+pub struct GroupTrainer<T> {
+    task: T,
+    config: TrainerConfig,
+    group_size: usize,
+    occupancy: Occupancy,
+}
+
+impl<T> GroupTrainer<T> {
+    /// A trainer of `task`.
+    pub fn new(task: T, config: TrainerConfig) -> Self {
+        Self {
+            task,
+            config,
+            group_size: 0,
+            occupancy: Occupancy::default(),
+        }
+    }
+
+    /// The task.
+    pub fn task(&self) -> &T {
+        &self.task
+    }
+
+    /// The task, mutably.
+    pub fn task_mut(&mut self) -> &mut T {
+        &mut self.task
+    }
+
+    /// How full the groups were so far.
+    pub fn occupancy(&self) -> &Occupancy {
+        &self.occupancy
+    }
+
+    /// Trains one group to the end: every member trains `epochs` epochs of its own, reports
+    /// after each, and is told COMPLETE with its last evaluation; pruned and non-finite
+    /// members leave; with refill, freed slots take new trials while the run's budget lasts.
+    ///
+    /// # Errors
+    /// [`TrainError::Interrupted`]; errors of the task, the module, the optimizer or the
+    /// study (they fail the group's running trials).
+    pub fn train_group<I, S>(
+        &mut self,
+        group: &mut GroupTrial<'_, S>,
+        device: &I::Device,
+    ) -> core::result::Result<Members<f64>, ObjectiveError>
+    where
+        I: Backend,
+        S: Study,
+        T: GroupTask<I>,
+    {
+        self.config.check()?;
+        let target = group.members();
+        self.group_size = self.group_size.max(target);
+        let shared = self.task.suggest_shared(&mut group.shared())?;
+        let mut hyper = self.task.suggest_members(&shared, &mut group.member())?;
+        hyper.check(group.members())?;
+        let mut model: Batched<T::Model> =
+            Batched::init::<GroupBackend<I>, _>(group.members(), device, |d| {
+                self.task.init_model(&shared, &hyper, d)
+            })?;
+        let mut optim: GroupOptimizer<T::Rule, T::Model, GroupBackend<I>> =
+            GroupOptimizer::new(&self.task.optimizer(&shared, &hyper), group.members())?;
+        let mut steps = vec![0usize; group.members()];
+        let mut epochs = vec![0i64; group.members()];
+        loop {
+            let members = group.members();
+            let vdevice = VmapDevice::new(device.clone(), members);
+            for _ in 0..self.config.steps_per_epoch {
+                let batch = self.task.next_batch(&vdevice);
+                self.occupancy.batches += 1;
+                let loss = self.task.loss(&model, &batch, &hyper);
+                let grads = GradientsParams::from_grads(loss.backward(), &*model);
+                let lr = self.task.learning_rates(&hyper, &steps);
+                model = optim.step(&lr, model, grads)?;
+                steps.iter_mut().for_each(|s| *s += 1);
+                self.occupancy.group_steps += 1;
+                self.occupancy.member_steps += members;
+                self.occupancy.slots += target;
+            }
+            let metric = self.task.evaluate(&model, &vdevice, &hyper);
+            epochs.iter_mut().for_each(|e| *e += 1);
+            let reported = match group.report_steps(&epochs, &metric) {
+                Ok(keep) => keep,
+                Err(TrainError::GroupFinished { .. }) => Vec::new(),
+                Err(e) => return Err(e.into()),
+            };
+            // Members that reached their budget finish now.
+            let done: Vec<usize> = (0..reported.len())
+                .filter(|&i| epochs[reported[i]] as usize >= self.config.epochs)
+                .collect();
+            let done_values: Members<f64> = done.iter().map(|&i| metric[reported[i]]).collect();
+            let after_done = if done.is_empty() {
+                (0..reported.len()).collect()
+            } else {
+                group.complete_members(&done, &done_values)?
+            };
+            let keep: Vec<usize> = after_done.iter().map(|&i| reported[i]).collect();
+            let free = target - keep.len();
+            let refill = if self.config.refill && free > 0 {
+                group.state.claim(free)
+            } else {
+                0
+            };
+            if keep.is_empty() && refill == 0 {
+                return Ok(Members::default());
+            }
+            if keep.len() < members {
+                if keep.is_empty() {
+                    // Everyone left: the group restarts from the refilled members alone.
+                    steps.clear();
+                    epochs.clear();
+                    hyper = MemberHyper::new();
+                } else {
+                    model = model.retain::<GroupBackend<I>>(&keep)?;
+                    optim.retain(&keep)?;
+                    hyper.retain(&keep);
+                    steps = keep.iter().map(|&i| steps[i]).collect();
+                    epochs = keep.iter().map(|&i| epochs[i]).collect();
+                }
+            }
+            if refill > 0 {
+                let first = group.members();
+                let trials = group
+                    .study()
+                    .ask_batch(&vec![group.shared_params(); refill])?;
+                group.add_trials(trials)?;
+                let new_hyper = self
+                    .task
+                    .suggest_members(&shared, &mut group.member_from(first))?;
+                new_hyper.check(refill)?;
+                let fresh: Batched<T::Model> =
+                    Batched::init::<GroupBackend<I>, _>(refill, device, |d| {
+                        self.task.init_model(&shared, &new_hyper, d)
+                    })?;
+                let config = self.task.optimizer(&shared, &new_hyper);
+                if keep.is_empty() {
+                    model = fresh;
+                    optim = GroupOptimizer::new(&config, refill)?;
+                } else {
+                    model = model.extend::<GroupBackend<I>>(fresh)?;
+                    optim.extend(refill, &config)?;
+                }
+                hyper.extend(new_hyper)?;
+                steps.extend(std::iter::repeat_n(0, refill));
+                epochs.extend(std::iter::repeat_n(0, refill));
+                self.occupancy.refilled += refill;
+                log::debug!("group {}: {refill} member(s) joined", group.group_id());
+            }
+        }
+    }
+}
+
+/// Runs a study whose groups are trained by `trainer` (see [`run`] for budgets, failures and
+/// progress).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_trainer<I, S, T>(
+    study: &S,
+    config: &RunConfig,
+    trainer: &mut GroupTrainer<T>,
+    device: &I::Device,
+) -> Result<RunSummary>
+where
+    I: Backend,
+    S: Study,
+    T: GroupTask<I>,
+{
+    trainer.config.check()?;
+    run(study, config, |group| {
+        trainer.train_group::<I, S>(group, device)
+    })
+}

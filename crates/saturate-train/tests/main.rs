@@ -1,0 +1,7 @@
+//! The one integration-test binary of saturate-train (every binary that instantiates
+//! `Autodiff<Vmap<NdArray>>` costs about a minute to link).
+
+mod common;
+mod objective;
+mod processes;
+mod trainer;

@@ -1,0 +1,375 @@
+//! The trainer level: a tiny MLP regression on NdArray. Pruned members leave the model, the
+//! optimizer and the hyperparameters; refill keeps the group full; and every member that
+//! completes ends with the parameters the same configuration gets trained alone with plain
+//! Burn (same initialisation, same data), within the parity tolerance.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use burn::backend::{Autodiff, NdArray};
+use burn::module::{Module, Param};
+use burn::nn::loss::{MseLoss, Reduction};
+use burn::nn::{Linear, LinearConfig, Relu};
+use burn::optim::momentum::MomentumConfig as BurnMomentum;
+use burn::optim::{GradientsParams, Optimizer, SgdConfig as BurnSgd};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Tensor, TensorData};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use saturate_optim::{MomentumConfig, Sgd, SgdConfig};
+use saturate_study::prelude::*;
+use saturate_study::study::ObjectiveError;
+use saturate_train::{
+    run_trainer, GroupBackend, GroupTask, GroupTrainer, MemberHyper, MemberScope, Members,
+    SharedScope, TrainerConfig, GROUP_ATTR,
+};
+use saturate_vmap::{member_data, member_values, stack_members, VmapDevice};
+
+use crate::common::{quiet, trials, PruneNumbers};
+
+type I = NdArray<f32>;
+type B = GroupBackend<I>;
+
+const ROWS: usize = 32;
+const INPUTS: usize = 6;
+const OUTPUTS: usize = 3;
+const ATOL: f32 = 1e-5;
+const RTOL: f32 = 1e-4;
+
+#[derive(Module, Debug)]
+struct Mlp<B: Backend> {
+    hidden: Linear<B>,
+    out: Linear<B>,
+    relu: Relu,
+}
+
+impl<B: Backend> Mlp<B> {
+    fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+        self.out.forward(self.relu.forward(self.hidden.forward(x)))
+    }
+}
+
+/// A member's initial parameters, a function of its seed: [w1, b1, w2, b2].
+fn initial(seed: u64, width: usize) -> Vec<(Vec<f32>, Vec<usize>)> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut values =
+        |n: usize| -> Vec<f32> { (0..n).map(|_| rng.random_range(-0.5..0.5)).collect() };
+    vec![
+        (values(INPUTS * width), vec![INPUTS, width]),
+        (values(width), vec![width]),
+        (values(width * OUTPUTS), vec![width, OUTPUTS]),
+        (values(OUTPUTS), vec![OUTPUTS]),
+    ]
+}
+
+/// An Mlp whose parameters are given, on any backend (`stack` builds each from the members').
+fn mlp_from<X: Backend>(
+    width: usize,
+    device: &X::Device,
+    mut tensor2: impl FnMut(usize) -> Tensor<X, 2>,
+    mut tensor1: impl FnMut(usize) -> Tensor<X, 1>,
+) -> Mlp<X> {
+    let mut hidden = LinearConfig::new(INPUTS, width).init(device);
+    let mut out = LinearConfig::new(width, OUTPUTS).init(device);
+    hidden.weight = Param::from_tensor(tensor2(0));
+    hidden.bias = Some(Param::from_tensor(tensor1(1)));
+    out.weight = Param::from_tensor(tensor2(2));
+    out.bias = Some(Param::from_tensor(tensor1(3)));
+    Mlp {
+        hidden,
+        out,
+        relu: Relu::new(),
+    }
+}
+
+/// The regression data: one full batch, the same every step (so a member that joins later
+/// sees the data a member trained alone sees).
+fn data() -> (Vec<f32>, Vec<f32>) {
+    let mut rng = StdRng::seed_from_u64(99);
+    let x: Vec<f32> = (0..ROWS * INPUTS)
+        .map(|_| rng.random_range(-1.0..1.0))
+        .collect();
+    let y: Vec<f32> = (0..ROWS)
+        .flat_map(|r| {
+            let row = &x[r * INPUTS..(r + 1) * INPUTS];
+            (0..OUTPUTS).map(move |o| row.iter().skip(o).step_by(2).sum::<f32>().sin())
+        })
+        .collect();
+    (x, y)
+}
+
+/// The member's final parameters, keyed by its seed.
+type Finals = Rc<RefCell<BTreeMap<u64, Vec<Vec<f32>>>>>;
+
+struct Regression {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    finals: Finals,
+    batches: usize,
+}
+
+impl GroupTask<I> for Regression {
+    type Shared = usize;
+    type Model = Mlp<B>;
+    type Rule = Sgd;
+    type Batch = (Tensor<B, 2>, Tensor<B, 2>);
+
+    fn suggest_shared<S: Study>(
+        &mut self,
+        scope: &mut SharedScope<'_, '_, S>,
+    ) -> Result<usize, ObjectiveError> {
+        Ok(scope.suggest_int("width", 6, 10)? as usize)
+    }
+
+    fn suggest_members<S: Study>(
+        &mut self,
+        _width: &usize,
+        scope: &mut MemberScope<'_, '_, S>,
+    ) -> Result<MemberHyper, ObjectiveError> {
+        Ok(MemberHyper::new()
+            .with("lr", scope.suggest_float_log("lr", 1e-2, 2e-1)?)
+            .with("momentum", scope.suggest_float("momentum", 0.0, 0.9)?)
+            .with(
+                "seed",
+                scope.suggest_int("seed", 0, 1 << 30)?.map(|&s| s as f64),
+            ))
+    }
+
+    fn init_model(&mut self, width: &usize, hyper: &MemberHyper, device: &VmapDevice<I>) -> Mlp<B> {
+        let inits: Vec<_> = hyper
+            .get("seed")
+            .iter()
+            .map(|&s| initial(s as u64, *width))
+            .collect();
+        let stack2 = |p: usize| {
+            stack_members(
+                inits
+                    .iter()
+                    .map(|init| {
+                        Tensor::<B, 2>::from_data(
+                            TensorData::new(init[p].0.clone(), init[p].1.clone()),
+                            device,
+                        )
+                    })
+                    .collect(),
+            )
+            .unwrap()
+        };
+        let stack1 = |p: usize| {
+            stack_members(
+                inits
+                    .iter()
+                    .map(|init| {
+                        Tensor::<B, 1>::from_data(
+                            TensorData::new(init[p].0.clone(), init[p].1.clone()),
+                            device,
+                        )
+                    })
+                    .collect(),
+            )
+            .unwrap()
+        };
+        mlp_from(*width, device, stack2, stack1)
+    }
+
+    fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> SgdConfig {
+        SgdConfig::new().with_momentum(Some(
+            MomentumConfig::new().with_momentum(hyper.get("momentum")),
+        ))
+    }
+
+    fn next_batch(&mut self, device: &VmapDevice<I>) -> Self::Batch {
+        self.batches += 1;
+        (
+            Tensor::from_data(TensorData::new(self.x.clone(), [ROWS, INPUTS]), device),
+            Tensor::from_data(TensorData::new(self.y.clone(), [ROWS, OUTPUTS]), device),
+        )
+    }
+
+    fn loss(&mut self, model: &Mlp<B>, batch: &Self::Batch, _hyper: &MemberHyper) -> Tensor<B, 1> {
+        MseLoss::new().forward(
+            model.forward(batch.0.clone()),
+            batch.1.clone(),
+            Reduction::Mean,
+        )
+    }
+
+    fn evaluate(
+        &mut self,
+        model: &Mlp<B>,
+        device: &VmapDevice<I>,
+        hyper: &MemberHyper,
+    ) -> Members<f64> {
+        let batch = self.next_batch(device);
+        self.batches -= 1; // evaluation batches are not training steps
+        let loss = self.loss(model, &batch, hyper);
+        let params = [
+            member_data(model.hidden.weight.val()),
+            member_data(model.hidden.bias.as_ref().unwrap().val().unsqueeze::<2>()),
+            member_data(model.out.weight.val()),
+            member_data(model.out.bias.as_ref().unwrap().val().unsqueeze::<2>()),
+        ];
+        for (k, seed) in hyper.get("seed").iter().enumerate() {
+            let member: Vec<Vec<f32>> = params
+                .iter()
+                .map(|p| p[k].to_vec::<f32>().unwrap())
+                .collect();
+            self.finals.borrow_mut().insert(*seed as u64, member);
+        }
+        Members::from(member_values(loss).unwrap())
+    }
+}
+
+/// The same configuration trained alone with plain Burn (NdArray, burn-optim SGD).
+fn train_alone(width: usize, seed: u64, lr: f64, momentum: f64, steps: usize) -> Vec<Vec<f32>> {
+    type A = Autodiff<NdArray<f32>>;
+    let device = Default::default();
+    let init = initial(seed, width);
+    let mut model: Mlp<A> = mlp_from(
+        width,
+        &device,
+        |p| {
+            Tensor::from_data(
+                TensorData::new(init[p].0.clone(), init[p].1.clone()),
+                &device,
+            )
+        },
+        |p| {
+            Tensor::from_data(
+                TensorData::new(init[p].0.clone(), init[p].1.clone()),
+                &device,
+            )
+        },
+    );
+    let mut optim = BurnSgd::new()
+        .with_momentum(Some(BurnMomentum::new().with_momentum(momentum)))
+        .init::<A, Mlp<A>>();
+    let (x, y) = data();
+    let x = Tensor::<A, 2>::from_data(TensorData::new(x, [ROWS, INPUTS]), &device);
+    let y = Tensor::<A, 2>::from_data(TensorData::new(y, [ROWS, OUTPUTS]), &device);
+    for _ in 0..steps {
+        let loss = MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean);
+        let grads = GradientsParams::from_grads::<A, _>(loss.backward(), &model);
+        model = optim.step(lr, model, grads);
+    }
+    let read = |t: TensorData| t.to_vec::<f32>().unwrap();
+    vec![
+        read(model.hidden.weight.val().into_data()),
+        read(model.hidden.bias.as_ref().unwrap().val().into_data()),
+        read(model.out.weight.val().into_data()),
+        read(model.out.bias.as_ref().unwrap().val().into_data()),
+    ]
+}
+
+fn regression(finals: &Finals) -> Regression {
+    let (x, y) = data();
+    Regression {
+        x,
+        y,
+        finals: finals.clone(),
+        batches: 0,
+    }
+}
+
+/// K = 3, 5 trials, 3 epochs of 3 steps each: trial 1 is pruned at epoch 2 and trial 3 takes
+/// its slot; trials 0 and 2 finish after epoch 3 and trial 4 takes one of their slots (the
+/// budget has no more); then 3 and 4 train on, each to its own third epoch.
+#[test]
+fn pruning_and_refill_keep_every_member_equal_to_itself_trained_alone() {
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(5)))
+        .pruner(PruneNumbers {
+            numbers: [1].into(),
+            step: 2,
+        })
+        .build()
+        .unwrap();
+    let finals = Finals::default();
+    let mut trainer = GroupTrainer::new(regression(&finals), TrainerConfig::new(3, 3));
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(3, 5), &mut trainer, &Default::default()).unwrap();
+    assert_eq!(
+        (summary.complete, summary.pruned, summary.groups),
+        (4, 1, 1),
+        "{:?}",
+        summary.group_errors
+    );
+    let occupancy = trainer.occupancy().clone();
+    assert_eq!(occupancy.refilled, 2);
+    // One batch per group step, shared by every member.
+    assert_eq!(trainer.task().batches, occupancy.group_steps);
+    // Group epochs 1-2: trials 0, 1, 2; epoch 3: 0, 2 and 3 (joined after epoch 2); epochs 4-5:
+    // 3 and 4 (joined after epoch 3, the budget's last trial); epoch 6: trial 4 alone.
+    assert_eq!(occupancy.group_steps, 6 * 3);
+    assert_eq!(occupancy.member_steps, (3 + 3 + 3 + 2 + 2 + 1) * 3);
+    assert_eq!(occupancy.slots, 6 * 3 * 3);
+    let all = trials(&study);
+    let group = &all[0].system_attrs[GROUP_ATTR];
+    let states: Vec<TrialState> = all.iter().map(|t| t.state).collect();
+    use TrialState::*;
+    assert_eq!(states, vec![Complete, Pruned, Complete, Complete, Complete]);
+    for t in &all {
+        assert_eq!(
+            &t.system_attrs[GROUP_ATTR], group,
+            "trial {} left the group",
+            t.number
+        );
+        assert_eq!(
+            t.param("width"),
+            all[0].param("width"),
+            "refill changed the shared value"
+        );
+        if t.state == Complete {
+            // Each member reported its own epochs 1, 2, 3.
+            assert_eq!(
+                t.intermediate_values.keys().copied().collect::<Vec<_>>(),
+                vec![1, 2, 3]
+            );
+        }
+    }
+    let width = all[0].param("width").unwrap().as_f64().unwrap() as usize;
+    for t in all.iter().filter(|t| t.state == Complete) {
+        let p = |name: &str| t.param(name).unwrap().as_f64().unwrap();
+        let seed = p("seed") as u64;
+        let want = train_alone(width, seed, p("lr"), p("momentum"), 9);
+        let got = finals.borrow()[&seed].clone();
+        for (tensor, (g, w)) in got.iter().zip(&want).enumerate() {
+            for (i, (g, w)) in g.iter().zip(w).enumerate() {
+                assert!(
+                    (g - w).abs() <= ATOL + RTOL * w.abs(),
+                    "trial {}: parameter {tensor}, element {i}: group {g}, alone {w}",
+                    t.number
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn without_refill_a_pruned_slot_stays_empty() {
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(6)))
+        .pruner(PruneNumbers {
+            numbers: [0].into(),
+            step: 1,
+        })
+        .build()
+        .unwrap();
+    let finals = Finals::default();
+    let mut trainer =
+        GroupTrainer::new(regression(&finals), TrainerConfig::new(2, 3).refill(false));
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(3, 3), &mut trainer, &Default::default()).unwrap();
+    assert_eq!(
+        (summary.complete, summary.pruned),
+        (2, 1),
+        "{:?}",
+        summary.group_errors
+    );
+    let occupancy = trainer.occupancy();
+    assert_eq!(occupancy.refilled, 0);
+    assert_eq!(occupancy.member_steps, (3 + 2 + 2) * 2);
+    assert_eq!(occupancy.slots, 3 * 3 * 2);
+    assert!(occupancy.busy_fraction() < 0.8);
+}

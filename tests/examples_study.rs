@@ -1,0 +1,1 @@
+//! The study-layer examples (no Burn), run in their short mode.

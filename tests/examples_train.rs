@@ -1,0 +1,1 @@
+//! The training examples, run in their short mode.

@@ -18,7 +18,8 @@
 //!
 //! | feature   | what it does                                              | default |
 //! |-----------|-----------------------------------------------------------|---------|
-//! | `ndarray` | burn's NdArray CPU backend                                | yes     |
+//! | `ndarray` | burn's NdArray CPU backend (exact: without its `simd`)    | yes     |
+//! | `ndarray-simd` | NdArray's SIMD layer (approximate `recip`; see the book's FAQ) | no |
 //! | `cuda`    | burn-cuda (CUDA loaded at run time; builds without a GPU) | no      |
 //! | `tch`     | burn-tch (LibTorch; needs `LIBTORCH` at build time)       | no      |
 //! | `nvml`    | GPU telemetry in [`profile`] (NVML loaded at run time)    | no      |

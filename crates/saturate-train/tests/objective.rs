@@ -25,6 +25,7 @@ fn groups(study: &DefaultStudy) -> BTreeMap<String, Vec<std::sync::Arc<FrozenTri
 fn ten_trials_in_groups_of_four_share_their_shared_values() {
     let study = random_study(3);
     let mut seen_sizes = Vec::new();
+    // ANCHOR: scopes
     let summary = run(&study, &quiet(4, 10), |g| {
         seen_sizes.push(g.members());
         let width = g.shared().suggest_int("width", 8, 48)?;
@@ -36,6 +37,7 @@ fn ten_trials_in_groups_of_four_share_their_shared_values() {
         Ok(lr.map(|lr| lr * width as f64))
     })
     .unwrap();
+    // ANCHOR_END: scopes
     assert_eq!(seen_sizes, vec![4, 4, 2]);
     assert_eq!(
         (summary.complete, summary.groups, summary.failed),
@@ -310,15 +312,18 @@ fn report_prunes_members_per_member() {
         })
         .build()
         .unwrap();
+    // ANCHOR: report
     run(&study, &quiet(4, 4), |g| {
         let x = g.member().suggest_float("x", 0.0, 1.0)?;
         assert_eq!(g.report(0, &x)?, vec![0, 1, 2, 3]);
-        let keep = g.report(1, &x)?;
+        let keep = g.report(1, &x)?; // the pruner asked per member: trials 1 and 2 stop
+                                     // (a real objective retains `keep` on its model, optimizer and Members lists here)
         assert_eq!(keep, vec![0, 3]);
         assert_eq!(g.trial_numbers(), vec![0, 3]);
         Ok(x.retained(&keep))
     })
     .unwrap();
+    // ANCHOR_END: report
     let states: Vec<TrialState> = trials(&study).iter().map(|t| t.state).collect();
     use TrialState::*;
     assert_eq!(states, vec![Complete, Pruned, Pruned, Complete]);

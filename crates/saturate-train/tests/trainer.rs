@@ -109,6 +109,7 @@ struct Regression {
     batches: usize,
 }
 
+// ANCHOR: task
 impl GroupTask<I> for Regression {
     type Shared = usize;
     type Model = Mlp<B>;
@@ -220,6 +221,7 @@ impl GroupTask<I> for Regression {
         Members::from(member_values(loss).unwrap())
     }
 }
+// ANCHOR_END: task
 
 /// The same configuration trained alone with plain Burn (NdArray, burn-optim SGD).
 fn train_alone(width: usize, seed: u64, lr: f64, momentum: f64, steps: usize) -> Vec<Vec<f32>> {
@@ -286,9 +288,11 @@ fn pruning_and_refill_keep_every_member_equal_to_itself_trained_alone() {
         .build()
         .unwrap();
     let finals = Finals::default();
+    // ANCHOR: run_trainer
     let mut trainer = GroupTrainer::new(regression(&finals), TrainerConfig::new(3, 3));
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(3, 5), &mut trainer, &Default::default()).unwrap();
+    // ANCHOR_END: run_trainer
     assert_eq!(
         (summary.complete, summary.pruned, summary.groups),
         (4, 1, 1),

@@ -1,0 +1,133 @@
+//! Several processes optimizing one study through one journal file, each running the group
+//! runner ([`saturate::train::run`], groups of 4 trials).
+//!
+//! Every worker opens the same journal and the same study (`load_if_exists(true)`: the first
+//! one creates it, the others load it). Writes go through the journal's file lock, so trial
+//! numbers stay unique and consecutive across processes; each group's trials are asked in
+//! one write and carry the `saturate:group` and `saturate:worker` (`host:pid`) system
+//! attributes. The objective is a cheap synthetic one: a shared `depth` (the same for the
+//! whole group, as a shape-changing hyperparameter must be) and per-member `lr` and
+//! `momentum`, with a noisy decaying "training curve" reported at every step.
+//!
+//! Start three workers on one journal:
+//!
+//! ```text
+//! cargo build --release --example distributed
+//! for i in 1 2 3; do cargo run --release --example distributed -- --journal study.journal --trials 12 & done; wait
+//! ```
+//!
+//! Each worker prints its groups and trials, then the study's best trial over all workers.
+//! Arguments: `--journal PATH` (default `distributed.journal`), `--trials N` trials for this
+//! worker (default 12). `SATURATE_SHORT=1` shortens the "training" (5 steps instead of 30).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use saturate::prelude::*;
+use saturate::study::prelude::{
+    DefaultStudy, JournalStorage, MedianPruner, Study, StudyDirection, TpeSampler,
+};
+
+/// The study's name in the journal.
+const STUDY_NAME: &str = "distributed";
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let short = std::env::var("SATURATE_SHORT").is_ok_and(|v| v == "1");
+    let steps = if short { 5 } else { 30 };
+    let journal = arg_value("--journal").unwrap_or_else(|| "distributed.journal".into());
+    let n_trials: usize = arg_value("--trials").map_or(Ok(12), |n| n.parse())?;
+    let pid = std::process::id();
+
+    let study = DefaultStudy::builder()
+        .name(STUDY_NAME)
+        .direction(StudyDirection::Minimize)
+        .storage(Arc::new(JournalStorage::open(&journal)?))
+        .load_if_exists(true)
+        // `constant_liar` keeps apart the trials asked together (a group, other workers').
+        .sampler(TpeSampler::builder().constant_liar(true).build())
+        .pruner(MedianPruner::new(4, 2, 1, 1)?)
+        .build()?;
+
+    let config = RunConfig::new()
+        .group_size(4)
+        .n_trials(n_trials)
+        .progress(false);
+    let summary = run(&study, &config, |g: &mut GroupTrial<'_, DefaultStudy>| {
+        let depth = g.shared().suggest_int("depth", 1, 6)?;
+        let mut lr = g.member().suggest_float_log("lr", 1e-4, 1.0)?;
+        let mut momentum = g.member().suggest_float("momentum", 0.0, 0.99)?;
+        let mut numbers = Members::from(g.trial_numbers());
+        println!(
+            "[worker {pid}] group {} trials {:?} depth {depth}",
+            g.group_id(),
+            g.trial_numbers()
+        );
+        let mut values = Members::default();
+        for step in 0..steps {
+            values = lr
+                .iter()
+                .zip(momentum.iter())
+                .zip(numbers.iter())
+                .map(|((&lr, &momentum), &number)| {
+                    let noise = 0.05 * noise(number, step as u64);
+                    final_loss(depth, lr, momentum) + 1.0 / (1.0 + step as f64) + noise
+                })
+                .collect();
+            // Sleeping stands in for training, so that the workers' groups interleave.
+            std::thread::sleep(Duration::from_millis(10));
+            let keep = g.report(step, &values)?;
+            lr.retain(&keep);
+            momentum.retain(&keep);
+            numbers.retain(&keep);
+            values.retain(&keep);
+        }
+        for ((number, lr), (momentum, value)) in numbers
+            .iter()
+            .zip(lr.iter())
+            .zip(momentum.iter().zip(values.iter()))
+        {
+            println!(
+                "[worker {pid}] trial {number:3} value {value:.4} depth {depth} lr {lr:.5} \
+                 momentum {momentum:.3}"
+            );
+        }
+        Ok(values)
+    })?;
+
+    println!(
+        "[worker {pid}] done: {} complete, {} pruned, {} failed in {} groups",
+        summary.complete, summary.pruned, summary.failed, summary.groups
+    );
+    let best = study.best_trial()?;
+    println!(
+        "[worker {pid}] study best so far: trial {} value {:.6} ({} trials in the study)",
+        best.number,
+        best.value().unwrap_or(f64::NAN),
+        study.trials(None)?.len()
+    );
+    Ok(())
+}
+
+/// The loss a member would reach: best near depth 3, lr = 0.03, momentum = 0.9.
+fn final_loss(depth: i64, lr: f64, momentum: f64) -> f64 {
+    0.2 * (depth - 3).abs() as f64 + 0.5 * (lr.log10() + 1.5).powi(2) + (momentum - 0.9).powi(2)
+}
+
+/// Deterministic noise in [-1, 1) for a trial and step (a hash, so no `rand` dependency).
+fn noise(trial: u64, step: u64) -> f64 {
+    let mut z = trial
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(step.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    2.0 * ((z >> 11) as f64 / (1u64 << 53) as f64) - 1.0
+}
+
+/// The value after `flag` on the command line, if given.
+fn arg_value(flag: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1).cloned())
+}

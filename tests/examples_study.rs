@@ -1,1 +1,290 @@
-//! The study-layer examples (no Burn), run in their short mode.
+//! The study-layer examples (no Burn), run in their short mode: what each prints and writes,
+//! read back by saturate and by Python Optuna 4.9.0 and 5.0.0.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use saturate::study::prelude::*;
+use saturate::train::{GROUP_ATTR, WORKER_ATTR};
+
+use crate::support::{example, optuna_load, run_example};
+
+/// The Optuna versions every journal is loaded with.
+const OPTUNA_VERSIONS: [&str; 2] = ["4.9.0", "5.0.0"];
+
+/// The trials of study `name` in `journal`, in number order, as saturate reads them.
+fn journal_trials(journal: &Path, name: &str) -> Vec<Arc<FrozenTrial>> {
+    assert!(journal.exists(), "{} was not written", journal.display());
+    let storage = JournalStorage::open(journal).expect("the journal opens");
+    let id = storage
+        .get_study_id_from_name(name)
+        .unwrap_or_else(|e| panic!("no study {name} in {}: {e}", journal.display()));
+    storage.get_all_trials(id, None).expect("the trials load")
+}
+
+/// Checks that trial numbers are exactly 0..n, each once.
+fn assert_consecutive(trials: &[Arc<FrozenTrial>]) {
+    let numbers: Vec<u64> = trials.iter().map(|t| t.number).collect();
+    let expected: Vec<u64> = (0..trials.len() as u64).collect();
+    assert_eq!(
+        numbers,
+        expected,
+        "trial numbers are not 0..{}",
+        trials.len()
+    );
+    let ids: BTreeSet<u64> = trials.iter().map(|t| t.trial_id).collect();
+    assert_eq!(ids.len(), trials.len(), "trial ids are not unique");
+}
+
+/// The best COMPLETE value (minimize).
+fn best_value(trials: &[Arc<FrozenTrial>]) -> f64 {
+    trials
+        .iter()
+        .filter(|t| t.state == TrialState::Complete)
+        .filter_map(|t| t.value())
+        .min_by(f64::total_cmp)
+        .expect("a complete trial")
+}
+
+/// Checks Python Optuna's view of the journal: trial count, COMPLETE count and best value.
+fn assert_optuna_agrees(journal: &Path, name: &str, trials: &[Arc<FrozenTrial>]) {
+    let complete = trials
+        .iter()
+        .filter(|t| t.state == TrialState::Complete)
+        .count();
+    let best = best_value(trials);
+    for version in OPTUNA_VERSIONS {
+        let (n, c, b) = optuna_load(version, journal, name);
+        assert_eq!((n, c), (trials.len(), complete), "Optuna {version}: counts");
+        let b = b.unwrap_or_else(|| panic!("Optuna {version} sees no best value"));
+        assert!(b.is_finite(), "Optuna {version}: best value {b}");
+        assert!(
+            (b - best).abs() <= 1e-12 * best.abs().max(1.0),
+            "Optuna {version}: best {b}, saturate {best}"
+        );
+    }
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The numbers `a` and `b` in a line `<prefix> a <middle> b ...` of `text`.
+fn numbers_after(text: &str, prefix: &str) -> Vec<f64> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{text}"));
+    line.split(|c: char| c.is_whitespace() || c == ',')
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+#[test]
+fn ask_tell_writes_a_journal_optuna_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_example("ask_tell", &["--journal", "study.journal"], &[], dir.path());
+    let text = stdout(&out);
+    let journal = dir.path().join("study.journal");
+    let trials = journal_trials(&journal, "ask-tell");
+
+    assert_eq!(trials.len(), 12, "short mode runs 12 trials:\n{text}");
+    assert_consecutive(&trials);
+    // The enqueued trial is the first one, with its fixed parameters.
+    let first = &trials[0];
+    assert!(first.system_attrs.contains_key("fixed_params"));
+    assert_eq!(first.param("lr"), Some(ParamValue::Float(0.01)));
+    assert_eq!(first.param("layers"), Some(ParamValue::Int(2)));
+    assert_eq!(first.param("optimizer"), Some(ParamValue::from("adam")));
+    for trial in &trials {
+        assert!(
+            matches!(trial.state, TrialState::Complete | TrialState::Pruned),
+            "trial {} is {:?}",
+            trial.number,
+            trial.state
+        );
+        assert!(!trial.intermediate_values.is_empty(), "nothing reported");
+        for name in ["lr", "dropout", "layers", "optimizer"] {
+            assert!(
+                trial.params.contains_key(name),
+                "trial {} lacks {name}",
+                trial.number
+            );
+        }
+    }
+    assert!(
+        trials.iter().any(|t| t.state == TrialState::Pruned),
+        "the median pruner pruned nothing:\n{text}"
+    );
+    let best = best_value(&trials);
+    assert!(
+        text.contains(&format!("value {best:.6}")),
+        "the printed best is not {best}:\n{text}"
+    );
+    assert_optuna_agrees(&journal, "ask-tell", &trials);
+}
+
+#[test]
+fn custom_sampler_and_pruner_are_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = stdout(&run_example("custom_sampler_pruner", &[], &[], dir.path()));
+    let counts = numbers_after(&text, "trials:");
+    let (trials, complete, pruned) = (counts[0], counts[1], counts[2]);
+    assert_eq!(trials, 30.0, "short mode runs 30 trials:\n{text}");
+    assert_eq!(complete + pruned, trials, "every trial complete or pruned");
+    assert!(pruned > 0.0, "WorseThanBestPruner pruned nothing:\n{text}");
+    assert!(complete > 0.0, "no trial completed:\n{text}");
+    let draws = numbers_after(&text, "sampler:");
+    let (local, uniform) = (draws[0], draws[1]);
+    // Five parameters per trial, each drawn by the custom sampler one way or the other.
+    assert_eq!(local + uniform, 5.0 * trials, "draws:\n{text}");
+    assert!(local > 0.0, "the local search never ran:\n{text}");
+    // The first 5 trials (no parent yet) are all uniform.
+    assert!(uniform >= 25.0, "startup trials were not uniform:\n{text}");
+    let best = numbers_after(&text, "best trial:");
+    assert!(best[1].is_finite(), "best value:\n{text}");
+}
+
+#[test]
+fn distributed_workers_share_one_journal() {
+    const WORKERS: usize = 3;
+    const TRIALS: usize = 12;
+    let dir = tempfile::tempdir().unwrap();
+    let children: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            Command::new(example("distributed"))
+                .args([
+                    "--journal",
+                    "study.journal",
+                    "--trials",
+                    &TRIALS.to_string(),
+                ])
+                .env("SATURATE_SHORT", "1")
+                .current_dir(dir.path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the example starts")
+        })
+        .collect();
+    let mut pids = BTreeSet::new();
+    for child in children {
+        pids.insert(child.id());
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "a worker failed ({}):\n{}\n{}",
+            out.status,
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    let journal = dir.path().join("study.journal");
+    let trials = journal_trials(&journal, "distributed");
+    assert_eq!(trials.len(), WORKERS * TRIALS);
+    assert_consecutive(&trials);
+
+    let attr = |t: &FrozenTrial, key: &str| -> String {
+        t.system_attrs
+            .get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or_else(|| panic!("trial {} has no {key}", t.number))
+            .to_owned()
+    };
+    let mut groups: BTreeMap<String, Vec<&FrozenTrial>> = BTreeMap::new();
+    let mut per_worker: BTreeMap<String, usize> = BTreeMap::new();
+    for trial in &trials {
+        assert!(
+            matches!(trial.state, TrialState::Complete | TrialState::Pruned),
+            "trial {} is {:?}",
+            trial.number,
+            trial.state
+        );
+        groups
+            .entry(attr(trial, GROUP_ATTR))
+            .or_default()
+            .push(trial);
+        *per_worker.entry(attr(trial, WORKER_ATTR)).or_default() += 1;
+    }
+    // Each worker ran its own trials, and the workers are the processes started here.
+    assert_eq!(per_worker.len(), WORKERS, "workers: {per_worker:?}");
+    for (worker, count) in &per_worker {
+        assert_eq!(*count, TRIALS, "worker {worker}");
+        let pid: u32 = worker.rsplit(':').next().unwrap().parse().unwrap();
+        assert!(
+            pids.contains(&pid),
+            "worker {worker} is not one of {pids:?}"
+        );
+    }
+    // Groups never mix processes: one worker per group, at most 4 trials, one shared depth.
+    assert_eq!(
+        groups.len(),
+        WORKERS * TRIALS / 4,
+        "groups: {:?}",
+        groups.keys()
+    );
+    for (group, members) in &groups {
+        let workers: BTreeSet<String> = members.iter().map(|t| attr(t, WORKER_ATTR)).collect();
+        assert_eq!(workers.len(), 1, "group {group} mixes workers {workers:?}");
+        let worker = workers.first().unwrap();
+        assert!(group.starts_with(&format!("{worker}:")), "group {group}");
+        assert!(members.len() <= 4, "group {group} has {}", members.len());
+        let depths: BTreeSet<String> = members
+            .iter()
+            .map(|t| format!("{:?}", t.param("depth")))
+            .collect();
+        assert_eq!(depths.len(), 1, "group {group} depths {depths:?}");
+    }
+    assert_optuna_agrees(&journal, "distributed", &trials);
+}
+
+#[test]
+fn resume_continues_an_interrupted_study() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--journal", "study.journal", "--trials", "6"];
+    let first = stdout(&run_example(
+        "resume",
+        &[&args[..], &["--stop-after", "3"]].concat(),
+        &[],
+        dir.path(),
+    ));
+    assert!(first.contains("interrupted in trial 3"), "{first}");
+    let journal = dir.path().join("study.journal");
+    let trials = journal_trials(&journal, "resume");
+    assert_eq!(trials.len(), 4, "3 finished trials and the interrupted one");
+    assert_eq!(trials[3].state, TrialState::Running);
+    let best_before = best_value(&trials);
+
+    let second = stdout(&run_example("resume", &args, &[], dir.path()));
+    assert!(second.contains("loaded study resume: 4 trials"), "{second}");
+    assert!(
+        second.lines().any(|l| l.starts_with("best so far: trial")
+            && l.ends_with(&format!("value {best_before:.6}"))),
+        "the best so far is not kept:\n{second}"
+    );
+    assert!(second.contains("trial 3 was left RUNNING"), "{second}");
+    let new_numbers: Vec<u64> = second
+        .lines()
+        .filter(|l| l.starts_with("trial ") && l.contains(" value "))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(new_numbers, (4..10).collect::<Vec<_>>(), "{second}");
+
+    let trials = journal_trials(&journal, "resume");
+    assert_eq!(trials.len(), 10);
+    assert_consecutive(&trials);
+    for trial in &trials {
+        let expected = if trial.number == 3 {
+            TrialState::Fail
+        } else {
+            TrialState::Complete
+        };
+        assert_eq!(trial.state, expected, "trial {}", trial.number);
+    }
+    assert!(trials[3].system_attrs.contains_key("fail_reason"));
+    assert!(best_value(&trials) <= best_before);
+    assert_optuna_agrees(&journal, "resume", &trials);
+}

@@ -16,7 +16,8 @@
 //!   categorical one. [`Distribution::to_external`] / [`Distribution::to_internal`] convert.
 //! - Every value returned must lie in its distribution: [`Distribution::contains`] checks
 //!   bounds, the step grid and the index range. A sampler that computes values (as a
-//!   perturbation does) must clamp and snap them; the study rejects a value outside.
+//!   perturbation does) must clamp and snap them; `suggest` fails a value outside with
+//!   `StudyError::SampledOutOfDistribution`.
 //! - For each trial the study calls `before_trial`, then `infer_relative_search_space` and
 //!   `sample_relative` (values sampled jointly; this sampler has none, the defaults return
 //!   empty), then `sample_independent` once per parameter, on its first `suggest`.

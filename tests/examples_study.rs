@@ -71,7 +71,7 @@ fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// The numbers `a` and `b` in a line `<prefix> a <middle> b ...` of `text`.
+/// Every number in the first line of `text` that starts with `prefix`.
 fn numbers_after(text: &str, prefix: &str) -> Vec<f64> {
     let line = text
         .lines()

@@ -4,22 +4,34 @@
 //!
 //! Run: `cargo bench --bench training_step` (tables in book/src/benchmarks.md). The inner backend
 //! is NdArray unless a backend feature picks another: `--features flex`, `candle` or `cpu`
-//! (`openblas-system` / `blas-netlib` switch NdArray's matrix product to a BLAS).
+//! (`openblas-system` / `blas-netlib` switch NdArray's matrix product to a BLAS); `--features cuda`
+//! puts every other backend aside and runs on CUDA (scripts/gpu-check.sh, book/src/gpu.md).
 
 mod common;
 
 use burn::backend::Autodiff;
+use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use common::{batch, train_step, Lr, Model, Net};
 use saturate::vmap::{per_member, Batched, Vmap};
 
-#[cfg(feature = "cpu")]
+#[cfg(feature = "cuda")]
+type Inner = burn::backend::Cuda;
+#[cfg(all(feature = "cpu", not(feature = "cuda")))]
 type Inner = burn::backend::Cpu;
-#[cfg(all(feature = "candle", not(feature = "cpu")))]
+#[cfg(all(feature = "candle", not(any(feature = "cuda", feature = "cpu"))))]
 type Inner = burn::backend::Candle;
-#[cfg(all(feature = "flex", not(any(feature = "cpu", feature = "candle"))))]
+#[cfg(all(
+    feature = "flex",
+    not(any(feature = "cuda", feature = "cpu", feature = "candle"))
+))]
 type Inner = burn::backend::Flex;
-#[cfg(not(any(feature = "cpu", feature = "candle", feature = "flex")))]
+#[cfg(not(any(
+    feature = "cuda",
+    feature = "cpu",
+    feature = "candle",
+    feature = "flex"
+)))]
 type Inner = burn::backend::NdArray<f32, i64>;
 type Seq = Autodiff<Inner>;
 type Grouped = Autodiff<Vmap<Inner>>;
@@ -27,7 +39,9 @@ type Grouped = Autodiff<Vmap<Inner>>;
 const KS: &[usize] = &[1, 2, 4, 8, 16];
 
 /// `SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn>,<K>,<steps>` runs that many steps
-/// of one arm without divan, for `perf record` / `perf stat`.
+/// of one arm without divan, for `perf record` / `perf stat` and scripts/gpu-check.sh. One
+/// untimed first step goes before them (on CUDA it compiles and autotunes the kernels), and the
+/// device is synchronised before the clock stops, so queued GPU work is counted.
 fn main() {
     if let Ok(spec) = std::env::var("SATURATE_PROFILE") {
         return profile(&spec);
@@ -47,11 +61,17 @@ fn profile(spec: &str) {
         other => panic!("unknown model {other}"),
     };
     let (k, steps): (usize, usize) = (k.parse().unwrap(), steps.parse().unwrap());
+    let sync = || Inner::sync(&Default::default()).expect("the device finishes its work");
     let bencher_steps = |f: &mut dyn FnMut()| {
+        let start = std::time::Instant::now();
+        f();
+        sync();
+        println!("{arm} {model:?} K={k}: first step {:?}", start.elapsed());
         let start = std::time::Instant::now();
         for _ in 0..steps {
             f();
         }
+        sync();
         let per = start.elapsed() / steps as u32;
         println!("{arm} {model:?} K={k}: {per:?} per step (mean of {steps})");
     };

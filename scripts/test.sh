@@ -8,6 +8,8 @@ fi
 scripts/setup-data.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# The CUDA build (library and the training-step bench's CUDA arm): no GPU here, but it must compile.
+cargo check -p saturate --features cuda,nvml --lib --bench training_step
 # Name the CPU's SIMD level in the log (the parity tests' premise: an exact NdArray recip).
 cargo test -p saturate-vmap --test main lane::simd_level -- --nocapture
 cargo test --workspace

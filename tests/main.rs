@@ -4,4 +4,5 @@
 
 mod examples_study;
 mod examples_train;
+mod gpu_check;
 mod support;

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# The GPU check (issue 12; book/src/gpu.md): one training step, sequential vs grouped, on CUDA.
+#
+#   scripts/gpu-check.sh build [--cuda-dir DIR]
+#       Here, on the CPU machine that has the package registries: `cargo build --release
+#       --features cuda,nvml --bench training_step`, then copies the binary, this script and a
+#       run.sh into target/gpu-check/. --cuda-dir DIR also copies DIR's include/ and lib*/
+#       (a CUDA toolkit, or the NVIDIA nvrtc / cuda-runtime wheels from PyPI unpacked into one
+#       folder) into target/gpu-check/cuda, for a GPU machine without NVRTC or CUDA headers;
+#       mind the device tool's 64 MiB carry limit (libnvrtc alone is about 60 MiB).
+#   bash target/gpu-check/run.sh [--budget SECONDS] [--out DIR]
+#       On the GPU machine, in ONE call of the device tool:
+#         run: command "bash target/gpu-check/run.sh", carry ["target/gpu-check"], timeout_s 600
+#       Prints nvidia-smi, CUDA_PATH, /usr/local/cuda*, the libcuda / nvrtc / nvidia-ml found;
+#       times a cold start (first process: CUDA context, NVRTC compilation, autotune) and a
+#       second, warm process separately; then runs every (arm, model, K) of the plan as
+#       `SATURATE_PROFILE=arm,model,K,steps training_step`, each under a per-run timeout, inside
+#       a total budget (default 450 s, at most 480 s: 8 minutes). What does not fit is skipped
+#       and marked so. Writes results.csv and results.md into --out (default $OUT when set, so
+#       the device tool brings them back, else target/gpu-check/out).
+#   scripts/gpu-check.sh --dry-run [--budget SECONDS] [--out DIR]
+#       No GPU: prints every command of the GPU plan, checks the plan (models, Ks, the budget
+#       split), builds the bench binary in the dev profile with the default NdArray backend
+#       (`cargo build --bench training_step`, in the shared target dir) and runs the CPU-feasible
+#       part of the plan (mlp8 and mlp784, K in {1, 2}, a few steps; not the CNN, whose dev-profile
+#       step takes minutes) through the same run loop,
+#       writing the same results.csv / results.md. tests/gpu_check.rs runs it.
+#
+# The plan: MLP 8-16-4 (mlp8), MLP 784-128-10 (mlp784) and SmallCNN (cnn), both arms, K = 1, 2,
+# 4, .., 64; then mlp8 grouped only at K = 128 .. 1024 (how far one group scales on one GPU; 1,024
+# separate models stepped one after another are not worth the budget). A K that timed out ends
+# that arm of that model: a larger K only takes longer.
+#
+# NOT in this check yet (issue 12 asks for them; nothing in the repository can run them on CUDA,
+# and this script does not fake them):
+#   - the parity suite's model cases on CUDA (atol 1e-5, rtol 1e-4 against the members trained
+#     alone on CUDA): crates/saturate-vmap/tests/parity/ fixes its backend to NdArray
+#     (common.rs: `type Inner = NdArray`) and saturate-vmap has no `cuda` feature, so
+#     `cargo test -p saturate-vmap --no-run` builds no test that could run on a GPU. Needed: a
+#     parity binary whose inner backend a feature selects, as in benches/training_step.rs.
+#   - a transformer in the training-step benchmark: benches/common/mod.rs has mlp8, mlp784 and
+#     cnn only (the parity suite's TransformerEncoder case is not a benchmark model).
+#   - the study benchmark (paper protocol, with profiles): the examples (fashion_mnist,
+#     mnist_mlp, patch_transformer) and crates/saturate-train/benches/runner.rs all fix
+#     `NdArray`; none has a CUDA backend or writes saturate::profile's report.
+set -euo pipefail
+cd "$(dirname "$0")"
+# As scripts/gpu-check.sh this is scripts/; as target/gpu-check/gpu-check.sh it is the bundle.
+here=$PWD
+if [ -f ../Cargo.toml ] && [ -d ../crates ]; then root=$(cd .. && pwd); else root=$(cd ../.. && pwd); fi
+cd "$root"
+
+phase=run
+dry_run=0
+budget=450
+out=""
+cuda_dir=""
+bin=""
+case "${1:-}" in
+build | run) phase=$1 && shift ;;
+esac
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --dry-run) dry_run=1 ;;
+    --budget) budget=$2 && shift ;;
+    --out) out=$2 && shift ;;
+    --cuda-dir) cuda_dir=$2 && shift ;;
+    --bin) bin=$2 && shift ;;
+    *) echo "gpu-check: unknown argument $1 (see the header of scripts/gpu-check.sh)" >&2 && exit 2 ;;
+    esac
+    shift
+done
+
+bundle=$root/target/gpu-check
+
+# Prints the path of the training_step executable that `cargo build "$@" --message-format=json`
+# made; fails if there is none.
+build_bench() {
+    local exe
+    exe=$(cargo build "$@" --bench training_step --message-format=json |
+        sed -n 's/.*"executable":"\([^"]*training_step[^"]*\)".*/\1/p' | tail -1)
+    [ -x "$exe" ] || { echo "gpu-check: cargo built no training_step executable" >&2 && return 1; }
+    echo "$exe"
+}
+
+if [ "$phase" = build ]; then
+    exe=$(build_bench --release --features cuda,nvml)
+    mkdir -p "$bundle"
+    cp "$exe" "$bundle/training_step"
+    cp "$here/gpu-check.sh" "$bundle/gpu-check.sh"
+    if [ -n "$cuda_dir" ]; then
+        rm -rf "$bundle/cuda" && mkdir -p "$bundle/cuda"
+        cp -rL "$cuda_dir"/include "$cuda_dir"/lib* "$bundle/cuda/"
+    fi
+    cat >"$bundle/run.sh" <<'EOF'
+#!/usr/bin/env bash
+# Made by scripts/gpu-check.sh build; runs the GPU check (see that script's header).
+exec bash "$(dirname "$0")/gpu-check.sh" run --bin "$(dirname "$0")/training_step" "$@"
+EOF
+    chmod +x "$bundle/run.sh"
+    du -sh "$bundle"
+    echo "built; on the GPU machine: bash target/gpu-check/run.sh (carry: [\"target/gpu-check\"])"
+    exit 0
+fi
+
+# ---- the plan -------------------------------------------------------------------------------
+models=(mlp8 mlp784 cnn)
+ks=(1 2 4 8 16 32 64)
+scale_model=mlp8
+scale_ks=(128 256 512 1024)
+declare -A steps=([mlp8]=50 [mlp784]=30 [cnn]=10)
+cold_timeout=150 # first process: CUDA context, NVRTC compilation, autotune
+run_timeout=45
+# Each line: arm model K steps.
+plan() {
+    local model k
+    for model in "${models[@]}"; do
+        for k in "${ks[@]}"; do
+            echo "sequential $model $k ${steps[$model]}"
+            echo "grouped $model $k ${steps[$model]}"
+        done
+    done
+    for k in "${scale_ks[@]}"; do echo "grouped $scale_model $k ${steps[$scale_model]}"; done
+}
+gpu_plan=$(plan | while read -r arm model k n; do
+    echo "would run: timeout $run_timeout env SATURATE_PROFILE=$arm,$model,$k,$n target/gpu-check/training_step"
+done)
+if [ "$dry_run" = 1 ]; then
+    # The CNN is left out: one step of it in the dev profile takes minutes on a loaded 2-core
+    # machine (saturate's crates are unoptimised there).
+    models=(mlp8 mlp784)
+    ks=(1 2)
+    scale_ks=()
+    steps=([mlp8]=5 [mlp784]=3 [cnn]=1)
+    cold_timeout=30
+    run_timeout=30
+fi
+
+# The plan is well formed: models the benchmark knows, Ks ascending powers of two, a budget
+# under 8 minutes that leaves room for the cold start and at least one run per model.
+check_plan() {
+    local ok=1 model k prev=0
+    [[ "$budget" =~ ^[0-9]+$ ]] || { echo "plan: --budget $budget is not a number of seconds" && ok=0; }
+    for model in "${models[@]}" "$scale_model"; do
+        case "$model" in mlp8 | mlp784 | cnn) ;; *) echo "plan: unknown model $model" && ok=0 ;; esac
+        [ -n "${steps[$model]:-}" ] || { echo "plan: no step count for $model" && ok=0; }
+    done
+    for k in "${ks[@]}" "${scale_ks[@]}"; do
+        if ((k <= prev || (k & (k - 1)) != 0)); then echo "plan: K list not ascending powers of two at $k" && ok=0; fi
+        prev=$k
+    done
+    if ((budget > 480)); then echo "plan: budget $budget s is over 8 minutes (480 s)" && ok=0; fi
+    if ((budget < cold_timeout / 5 + ${#models[@]} * 2)); then
+        echo "plan: budget $budget s leaves no time after the cold start" && ok=0
+    fi
+    [ "$ok" = 1 ]
+}
+
+seconds() { date +%s.%N; }
+# Debug-formatted Duration ("812.3µs", "1.5ms", "2.01s") in milliseconds.
+to_ms() {
+    awk -v d="$1" 'BEGIN {
+        if (match(d, /^[0-9.]+/)) { v = substr(d, 1, RLENGTH); u = substr(d, RLENGTH + 1) } else { print ""; exit }
+        f = (u == "ns") ? 1e-6 : (u == "µs" || u == "us") ? 1e-3 : (u == "ms") ? 1 : (u == "s") ? 1000 : -1
+        if (f < 0) print ""; else printf "%.6f\n", v * f }'
+}
+
+out=${out:-${OUT:-$bundle/out}}
+mkdir -p "$out"
+log=$out/gpu-check.log
+: >"$log"
+say() { echo "$*" | tee -a "$log"; }
+
+say "== plan (budget ${budget} s: cold start up to ${cold_timeout} s, then runs of up to ${run_timeout} s each)"
+if [ "$dry_run" = 1 ]; then
+    say "-- the GPU plan (not run in a dry run):"
+    say "$gpu_plan"
+    say "-- the dry run's plan (NdArray, CPU):"
+fi
+plan | while read -r arm model k n; do say "plan: SATURATE_PROFILE=$arm,$model,$k,$n"; done
+if ! check_plan | tee -a "$log"; then
+    say "gpu-check: the plan is not well formed" && exit 1
+fi
+
+say "== machine"
+{
+    echo "\$ nvidia-smi" && (nvidia-smi 2>&1 || echo "(no nvidia-smi)")
+    echo "CUDA_PATH=${CUDA_PATH:-(unset)}"
+    echo "\$ ls -d /usr/local/cuda*" && (ls -d /usr/local/cuda* 2>&1 || true)
+    echo "\$ ldconfig -p | grep -E 'libcuda|nvrtc|nvidia-ml'" &&
+        (ldconfig -p 2>/dev/null | grep -E 'libcuda|nvrtc|nvidia-ml' || echo "(none)")
+} 2>&1 | tee -a "$log"
+# CUDA carried with the bundle (build --cuda-dir) serves where the machine has none.
+if [ -z "${CUDA_PATH:-}" ] && [ ! -d /usr/local/cuda ] && [ -d "$bundle/cuda" ]; then
+    export CUDA_PATH=$bundle/cuda
+    export LD_LIBRARY_PATH=$bundle/cuda/lib:$bundle/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    say "using the carried CUDA: CUDA_PATH=$CUDA_PATH"
+fi
+
+if [ "$dry_run" = 1 ]; then
+    say "== building the bench binary (dev profile, NdArray): cargo build --bench training_step"
+    bin=$(build_bench)
+fi
+bin=${bin:-$bundle/training_step}
+[ -x "$bin" ] || { say "gpu-check: no binary at $bin: run scripts/gpu-check.sh build first" && exit 1; }
+say "binary: $bin"
+
+start=$(seconds)
+elapsed() { awk -v a="$start" -v b="$(seconds)" 'BEGIN { printf "%d", b - a }'; }
+
+# Runs one spec under a timeout; sets rc, wall (s), per_ms, first_ms.
+run_one() {
+    local spec=$1 limit=$2 t0 text
+    t0=$(seconds)
+    set +e
+    text=$(SATURATE_PROFILE=$spec timeout "$limit" "$bin" 2>&1)
+    rc=$?
+    set -e
+    wall=$(awk -v a="$t0" -v b="$(seconds)" 'BEGIN { printf "%.2f", b - a }')
+    echo "$text" | tail -n 5 >>"$log"
+    per_ms=$(to_ms "$(echo "$text" | sed -n 's/.*: \([^ ]*\) per step.*/\1/p' | tail -1)")
+    first_ms=$(to_ms "$(echo "$text" | sed -n 's/.*: first step \([^ ]*\)$/\1/p' | tail -1)")
+}
+
+say "== cold start (SATURATE_PROFILE=grouped,mlp8,1,1; a fresh process twice)"
+run_one grouped,mlp8,1,1 "$cold_timeout"
+cold="cold process ${wall} s (first step ${first_ms:-?} ms, rc $rc)"
+run_one grouped,mlp8,1,1 "$run_timeout"
+cold="$cold; warm process ${wall} s (first step ${first_ms:-?} ms, rc $rc)"
+say "$cold"
+
+csv=$out/results.csv
+echo "arm,model,K,ms_per_step,status,steps,first_step_ms,wall_s" >"$csv"
+declare -A dead=()
+while read -r arm model k n; do
+    left=$((budget - $(elapsed)))
+    if ((left < 3)); then
+        status="skipped (budget)"
+        say "skip $arm $model K=$k: the ${budget} s budget is spent"
+        echo "$arm,$model,$k,,$status,$n,," >>"$csv"
+        continue
+    fi
+    if [ -n "${dead[$arm.$model]:-}" ]; then
+        echo "$arm,$model,$k,,skipped (K=${dead[$arm.$model]} timed out),$n,," >>"$csv"
+        continue
+    fi
+    limit=$((left < run_timeout ? left : run_timeout))
+    run_one "$arm,$model,$k,$n" "$limit"
+    if [ "$rc" = 0 ] && [ -n "$per_ms" ]; then
+        status=ok
+    elif [ "$rc" = 124 ]; then
+        status="timeout (${limit} s)" && dead[$arm.$model]=$k
+    else
+        status="failed (rc $rc)" && per_ms=""
+    fi
+    say "$arm $model K=$k: ${per_ms:-?} ms per step, first step ${first_ms:-?} ms, ${wall} s, $status"
+    echo "$arm,$model,$k,$per_ms,$status,$n,$first_ms,$wall" >>"$csv"
+done < <(plan)
+say "== done in $(elapsed) s of ${budget} s"
+
+# results.md: one row per (model, K), sequential vs grouped.
+{
+    echo "# GPU check: one training step, sequential vs grouped"
+    echo
+    if [ "$dry_run" = 1 ]; then
+        echo "Dry run on the CPU (NdArray, dev profile, a few steps): the shape of the report, not a measurement."
+    else
+        echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo unknown)."
+    fi
+    echo "Cold start: $cold."
+    echo
+    echo "| model | K | sequential ms/step | grouped ms/step | speedup (sequential / grouped) | grouped ms per member |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    awk -F, 'NR > 1 {
+        key = $2 "," $3; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+        v = ($5 == "ok") ? $4 : $5; val[$1 "," key] = v; ok[$1 "," key] = ($5 == "ok")
+    }
+    END {
+        for (i = 1; i <= n; i++) {
+            split(order[i], p, ",")
+            sk = "sequential," order[i]; gk = "grouped," order[i]
+            s = (sk in val) ? val[sk] : "not run"
+            g = (gk in val) ? val[gk] : "not run"
+            both = ok[sk] && ok[gk] && g + 0 > 0
+            r = both ? sprintf("%.2fx", s / g) : "-"
+            m = ok[gk] ? sprintf("%.4f", g / p[2]) : "-"
+            printf "| %s | %s | %s | %s | %s | %s |\n", p[1], p[2], s, g, r, m
+        }
+    }' "$csv"
+    echo
+    echo "Not in this check (see scripts/gpu-check.sh): parity on CUDA, a transformer model, the study benchmark."
+} >"$out/results.md"
+cat "$out/results.md"

@@ -1,0 +1,88 @@
+//! scripts/gpu-check.sh's dry run: no GPU, the bench binary built in the dev profile on
+//! NdArray, the CPU-feasible part of the plan run through the same loop as on the GPU. Checks
+//! that every planned (arm, model, K) has a CSV row with a finite time and that results.md has
+//! the sequential vs grouped table, so the GPU run's report cannot silently lose its shape.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn gpu_check_dry_run_reports_every_planned_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new("bash")
+        .arg(root.join("scripts/gpu-check.sh"))
+        .args(["--dry-run", "--budget", "120"])
+        .env("OUT", out.path())
+        .current_dir(root)
+        .output()
+        .expect("bash runs scripts/gpu-check.sh");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "gpu-check.sh --dry-run failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // "plan: SATURATE_PROFILE=arm,model,K,steps": the dry run's own plan.
+    let planned: BTreeSet<(String, String, usize)> = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("plan: SATURATE_PROFILE="))
+        .map(|spec| {
+            let parts: Vec<&str> = spec.split(',').collect();
+            (
+                parts[0].to_string(),
+                parts[1].to_string(),
+                parts[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    for arm in ["sequential", "grouped"] {
+        for k in [1, 2] {
+            assert!(
+                planned.contains(&(arm.to_string(), "mlp8".to_string(), k)),
+                "the dry run plans {arm} mlp8 K={k}: {planned:?}"
+            );
+        }
+    }
+    assert!(
+        stdout.contains("would run: timeout")
+            && stdout.contains("SATURATE_PROFILE=grouped,mlp8,1024,"),
+        "the dry run prints the GPU plan's commands, up to grouped mlp8 K=1024"
+    );
+
+    let csv = std::fs::read_to_string(out.path().join("results.csv")).expect("results.csv");
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("arm,model,K,ms_per_step,status,steps,first_step_ms,wall_s")
+    );
+    let mut reported = BTreeSet::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields.len(), 8, "row {line}");
+        assert_eq!(fields[4], "ok", "row {line}");
+        let ms: f64 = fields[3].parse().unwrap_or(f64::NAN);
+        assert!(ms.is_finite() && ms > 0.0, "ms per step in row {line}");
+        reported.insert((
+            fields[0].to_string(),
+            fields[1].to_string(),
+            fields[2].parse::<usize>().unwrap(),
+        ));
+    }
+    assert_eq!(reported, planned, "one CSV row per planned run");
+
+    let md = std::fs::read_to_string(out.path().join("results.md")).expect("results.md");
+    assert!(
+        md.contains("| model | K | sequential ms/step | grouped ms/step | speedup"),
+        "{md}"
+    );
+    for (_, model, k) in &planned {
+        let row = format!("| {model} | {k} | ");
+        let line = md.lines().find(|l| l.starts_with(&row));
+        let line = line.unwrap_or_else(|| panic!("results.md has no row {row}:\n{md}"));
+        assert!(line.contains("x |"), "a speedup in {line}");
+    }
+}

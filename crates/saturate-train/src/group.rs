@@ -122,7 +122,11 @@ impl<'s, S: Study> GroupTrial<'s, S> {
     /// Suggestions sampled per member (one trial each).
     pub fn member(&mut self) -> MemberScope<'_, 's, S> {
         let range = 0..self.trials.len();
-        MemberScope { group: self, range }
+        MemberScope {
+            group: self,
+            range,
+            refill: false,
+        }
     }
 
     /// Sets a user attribute on member `index`'s trial.
@@ -314,7 +318,11 @@ impl<'s, S: Study> GroupTrial<'s, S> {
     /// A member scope over the members from `first` on (the ones refill just added).
     pub(crate) fn member_from(&mut self, first: usize) -> MemberScope<'_, 's, S> {
         let range = first..self.trials.len();
-        MemberScope { group: self, range }
+        MemberScope {
+            group: self,
+            range,
+            refill: true,
+        }
     }
 
     /// Tells every live trial its values (the objective's return).
@@ -522,6 +530,9 @@ impl<S: Study> SharedScope<'_, '_, S> {
 pub struct MemberScope<'g, 's, S: Study> {
     group: &'g mut GroupTrial<'s, S>,
     range: core::ops::Range<usize>,
+    /// Members that joined a running group: they suggest after the group's reports, and only
+    /// names the group already samples per member.
+    refill: bool,
 }
 
 impl<S: Study> MemberScope<'_, '_, S> {
@@ -535,7 +546,7 @@ impl<S: Study> MemberScope<'_, '_, S> {
         distribution: Distribution,
     ) -> Result<Members<ParamValue>> {
         let group = &mut *self.group;
-        if self.range.start == 0 {
+        if !self.refill {
             group.claim(name, Scope::Member)?;
         } else if group.scopes.get(name) == Some(&Scope::Shared) {
             return Err(TrainError::ScopeConflict {

@@ -376,3 +376,29 @@ fn without_refill_a_pruned_slot_stays_empty() {
     assert_eq!(occupancy.slots, 3 * 3 * 2);
     assert!(occupancy.busy_fraction() < 0.8);
 }
+
+/// Every member finishes at the same report while the budget has trials left: the group goes
+/// on with new trials only (they suggest after the group's reports, as refill members do).
+#[test]
+fn a_group_whose_members_all_finish_together_refills_from_new_trials() {
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(7)))
+        .pruner(NopPruner)
+        .build()
+        .unwrap();
+    let finals = Finals::default();
+    let mut trainer = GroupTrainer::new(regression(&finals), TrainerConfig::new(2, 1));
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(2, 5), &mut trainer, &Default::default()).unwrap();
+    assert_eq!(
+        (summary.complete, summary.failed, summary.groups),
+        (5, 0, 1),
+        "{:?}",
+        summary.group_errors
+    );
+    assert_eq!(trainer.occupancy().refilled, 3);
+    let all = trials(&study);
+    assert!(all
+        .iter()
+        .all(|t| t.system_attrs[GROUP_ATTR] == all[0].system_attrs[GROUP_ATTR]));
+}

@@ -95,7 +95,8 @@ if [ "$phase" = build ]; then
     cat >"$bundle/run.sh" <<'EOF'
 #!/usr/bin/env bash
 # Made by scripts/gpu-check.sh build; runs the GPU check (see that script's header).
-exec bash "$(dirname "$0")/gpu-check.sh" run --bin "$(dirname "$0")/training_step" "$@"
+bundle=$(cd "$(dirname "$0")" && pwd)
+exec bash "$bundle/gpu-check.sh" run --bin "$bundle/training_step" "$@"
 EOF
     chmod +x "$bundle/run.sh"
     du -sh "$bundle"

@@ -1,1 +1,177 @@
-//! The training examples, run in their short mode.
+//! The training examples, run in their short mode: each writes a journal of 6 trials in groups
+//! of 3 that saturate and Python Optuna 4.9.0 and 5.0.0 read alike, whose groups share their
+//! shape hyperparameter, and whose values are accuracies.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use saturate::study::prelude::*;
+use saturate::train::GROUP_ATTR;
+
+use crate::support::{optuna_load, run_example};
+
+/// Trials of every example's short mode.
+const SHORT_TRIALS: usize = 6;
+
+/// What an example's journal holds, as saturate reads it.
+struct Journal {
+    trials: Vec<Arc<FrozenTrial>>,
+    complete: usize,
+    best: f64,
+}
+
+/// Reads study `study` from `journal` and checks what every training example promises: the
+/// short run's trial count, finite accuracies in [0, 1], one value of `shared` per group, and
+/// the same counts and best value in Python Optuna.
+fn check_journal(journal: &Path, study_name: &str, shared: &str, min_groups: usize) -> Journal {
+    assert!(journal.exists(), "{} was not written", journal.display());
+    let study = DefaultStudy::builder()
+        .name(study_name)
+        .storage(Arc::new(JournalStorage::open(journal).unwrap()))
+        .load()
+        .unwrap();
+    let trials = study.trials(None).unwrap();
+    assert_eq!(trials.len(), SHORT_TRIALS, "trials in the journal");
+    assert!(
+        trials.iter().all(|t| t.state.is_finished()),
+        "a trial was left running: {:?}",
+        trials.iter().map(|t| t.state).collect::<Vec<_>>()
+    );
+    let complete: Vec<_> = trials
+        .iter()
+        .filter(|t| t.state == TrialState::Complete)
+        .collect();
+    assert!(!complete.is_empty(), "no trial completed");
+    for t in &complete {
+        let value = t.value().unwrap();
+        assert!(
+            value.is_finite() && (0.0..=1.0).contains(&value),
+            "trial {}: accuracy {value}",
+            t.number
+        );
+    }
+    let best = study.best_trial().unwrap().value().unwrap();
+
+    let mut groups: BTreeMap<String, Vec<ParamValue>> = BTreeMap::new();
+    for t in &trials {
+        let group = t.system_attrs[GROUP_ATTR].as_str().unwrap().to_string();
+        let value = t
+            .param(shared)
+            .unwrap_or_else(|| panic!("trial {} has no `{shared}`", t.number));
+        groups.entry(group).or_default().push(value);
+    }
+    // 6 trials in groups of 3: two groups at the objective level; the trainer's refill may
+    // put all of them in one group (never more than 3 at a time).
+    assert!(groups.len() >= min_groups, "groups: {groups:?}");
+    for (group, values) in &groups {
+        assert!(
+            values.iter().all(|v| v == &values[0]),
+            "group {group} mixes values of the shared `{shared}`: {values:?}"
+        );
+    }
+
+    for version in ["4.9.0", "5.0.0"] {
+        let (n, c, b) = optuna_load(version, journal, study_name);
+        assert_eq!(
+            (n, c),
+            (trials.len(), complete.len()),
+            "Python Optuna {version}: (trials, complete)"
+        );
+        assert_eq!(b, Some(best), "Python Optuna {version}: best value");
+    }
+    let complete = complete.len();
+    Journal {
+        trials,
+        complete,
+        best,
+    }
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn fashion_mnist_trains_a_study_of_cnn_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run_example(
+        "fashion_mnist",
+        &["--journal", "fm.journal"],
+        &[],
+        dir.path(),
+    );
+    let printed = stdout(&output);
+    assert!(
+        printed.contains("512 training / 256 validation images"),
+        "{printed}"
+    );
+    let journal = check_journal(&dir.path().join("fm.journal"), "fashion_mnist", "width", 1);
+    assert!(printed.contains("best trial: #"), "{printed}");
+    assert_eq!(
+        journal.complete, SHORT_TRIALS,
+        "every trial completes (refill included)"
+    );
+    assert!(printed.contains("3 members refilled"), "{printed}");
+    // Every member trial carries the four member hyperparameters.
+    for t in &journal.trials {
+        for name in ["lr", "momentum", "weight_decay", "dropout"] {
+            assert!(
+                t.param(name).is_some(),
+                "trial {} has no `{name}`",
+                t.number
+            );
+        }
+    }
+    // Rerunning continues the study in the same journal.
+    run_example(
+        "fashion_mnist",
+        &["--journal", "fm.journal"],
+        &[],
+        dir.path(),
+    );
+    let study = DefaultStudy::builder()
+        .name("fashion_mnist")
+        .storage(Arc::new(
+            JournalStorage::open(dir.path().join("fm.journal")).unwrap(),
+        ))
+        .load()
+        .unwrap();
+    assert_eq!(study.trials(None).unwrap().len(), 2 * SHORT_TRIALS);
+}
+
+#[test]
+fn mnist_mlp_without_data_uses_the_shipped_subset_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run_example("mnist_mlp", &[], &[], dir.path());
+    let printed = stdout(&output);
+    assert!(printed.contains("no --data given"), "{printed}");
+    let journal = check_journal(
+        &dir.path().join("mnist_mlp.journal"),
+        "mnist_mlp",
+        "hidden",
+        2,
+    );
+    assert!(journal.complete >= 1);
+    // An MLP that trained at all beats chance (10 classes) after one short epoch.
+    assert!(journal.best > 0.2, "best accuracy {}", journal.best);
+}
+
+#[test]
+fn patch_transformer_trains_groups_of_one_d_model() {
+    let dir = tempfile::tempdir().unwrap();
+    run_example("patch_transformer", &[], &[], dir.path());
+    let journal = check_journal(
+        &dir.path().join("patch_transformer.journal"),
+        "patch_transformer",
+        "d_model",
+        2,
+    );
+    for t in &journal.trials {
+        let d_model = t.param("d_model").unwrap().as_f64().unwrap();
+        assert!(
+            [16.0, 32.0, 48.0, 64.0].contains(&d_model),
+            "d_model {d_model}"
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! A small CNN on Fashion-MNIST, 24 trials trained in groups of 8: the README's main job.
+//!
+//! Shows the trainer level of saturate's runner: a [`GroupTask`] describes the hyperparameters,
+//! the model, the optimizer, one shared data batch per step and the evaluation, and
+//! [`run_trainer`] does the rest. The conv width is a *shared* hyperparameter (it changes
+//! shapes, so one value per group); learning rate, momentum, weight decay and dropout are
+//! *member* hyperparameters (one value per trial, all trained as one batched model). TPE with
+//! constant liar keeps a group's members apart; the median pruner stops weak members after
+//! their second epoch, and refill gives their slots to new trials of the same width. The
+//! study lives in a journal file that Python Optuna and optuna-dashboard read; rerunning the
+//! example continues the same study.
+//!
+//! Run: `cargo run --release --example fashion_mnist` (the shipped subset: 8,192 training and
+//! 2,048 test images; `-- --full` or `SATURATE_FULL=1` for the full 60,000 / 10,000 from
+//! files, see saturate-data; `-- --journal PATH` for another journal file than
+//! `./fashion_mnist.journal`). `SATURATE_SHORT=1` shrinks everything to a smoke test (512 / 256
+//! images, 6 trials in groups of 3, one epoch of 4 steps).
+//!
+//! Time on the 2-core development machine (release build, NdArray): about 4 minutes for
+//! the default run (24 trials, 3 groups plus refills), a few seconds in short mode.
+
+use std::error::Error;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use burn::backend::NdArray;
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
+use burn::data::dataset::Dataset;
+use burn::module::{AutodiffModule, Module};
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
+use burn::nn::{Linear, LinearConfig, PaddingConfig2d, Relu};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Int, Tensor};
+use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageDataset, ImageItem, Split};
+use saturate::optim::{MomentumConfig, Sgd, SgdConfig, WeightDecayConfig};
+use saturate::prelude::*;
+use saturate::study::prelude::*;
+use saturate::study::study::ObjectiveError;
+use saturate::train::{GroupBackend, MemberScope, SharedScope};
+use saturate::vmap::nn::{Dropout, DropoutConfig};
+
+/// The backend under the member axis.
+type Inner = NdArray;
+/// What the group trains on: autodiff over the member-axis decorator.
+type Train = GroupBackend<Inner>;
+/// Evaluation: the same members without autodiff (dropout off).
+type Valid = Vmap<Inner>;
+
+/// The run's sizes: the default job, or the smoke test of `SATURATE_SHORT=1`.
+#[derive(Debug, Clone)]
+struct Plan {
+    trials: usize,
+    group_size: usize,
+    epochs: usize,
+    batch_size: usize,
+    /// Training steps per epoch; `None`: one pass over the training images.
+    steps_per_epoch: Option<usize>,
+    /// Use only the first images of each split.
+    train_images: Option<usize>,
+    valid_images: Option<usize>,
+}
+
+impl Plan {
+    fn from_env() -> Self {
+        if std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1") {
+            Plan {
+                trials: 6,
+                group_size: 3,
+                epochs: 1,
+                batch_size: 64,
+                steps_per_epoch: Some(4),
+                train_images: Some(512),
+                valid_images: Some(256),
+            }
+        } else {
+            Plan {
+                trials: 24,
+                group_size: 8,
+                epochs: 3,
+                batch_size: 128,
+                steps_per_epoch: None,
+                train_images: None,
+                valid_images: None,
+            }
+        }
+    }
+}
+
+// ANCHOR: model
+/// Two conv blocks and a classifier: an ordinary burn module, nothing in it knows about
+/// members except the dropout layer, whose probability is one value per member.
+#[derive(Module, Debug)]
+struct Cnn<B: Backend> {
+    conv1: Conv2d<B>,
+    conv2: Conv2d<B>,
+    pool: MaxPool2d,
+    dropout: Dropout<B>,
+    hidden: Linear<B>,
+    out: Linear<B>,
+    relu: Relu,
+}
+
+impl<B: VmapBackend> Cnn<B> {
+    /// `width` channels in the first conv, twice that in the second; `dropout[k]` for member k.
+    fn new(width: usize, dropout: &Members<f64>, device: &B::Device) -> Self {
+        let conv = |from, to| {
+            Conv2dConfig::new([from, to], [3, 3])
+                .with_padding(PaddingConfig2d::Same)
+                .init(device)
+        };
+        Self {
+            conv1: conv(1, width),
+            conv2: conv(width, 2 * width),
+            pool: MaxPool2dConfig::new([2, 2]).with_strides([2, 2]).init(),
+            dropout: DropoutConfig::new(dropout.to_vec())
+                .init(device)
+                .expect("one dropout probability per member, each in [0, 1)"),
+            hidden: LinearConfig::new(2 * width * 7 * 7, 64).init(device),
+            out: LinearConfig::new(64, 10).init(device),
+            relu: Relu::new(),
+        }
+    }
+}
+
+impl<B: Backend> Cnn<B> {
+    /// # Shapes
+    /// - images: `[batch, 1, 28, 28]`
+    /// - output: `[batch, 10]` (logits)
+    fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
+        let x = self
+            .pool
+            .forward(self.relu.forward(self.conv1.forward(images)));
+        let x = self.pool.forward(self.relu.forward(self.conv2.forward(x)));
+        let x = self.dropout.forward(x.flatten::<2>(1, 3));
+        self.out.forward(self.relu.forward(self.hidden.forward(x)))
+    }
+}
+// ANCHOR_END: model
+
+/// Correct predictions of each member on one batch.
+fn correct<B: VmapBackend>(logits: Tensor<B, 2>, targets: Tensor<B, 1, Int>) -> Vec<f64> {
+    let predicted = logits.argmax(1).squeeze_dim::<1>(1);
+    member_values(predicted.equal(targets).float().sum()).expect("a sum is one value per member")
+}
+
+// ANCHOR: task
+/// The training job: data, batcher and the position in the shuffled training set.
+struct FashionTask {
+    train: Arc<PartialDataset<ImageDataset, ImageItem>>,
+    valid: PartialDataset<ImageDataset, ImageItem>,
+    batcher: ImageBatcher,
+    batch_size: usize,
+    /// This pass's order of the training images, and how far we are in it.
+    order: ShuffledDataset<Arc<PartialDataset<ImageDataset, ImageItem>>, ImageItem>,
+    cursor: usize,
+    passes: u64,
+}
+
+impl FashionTask {
+    fn new(train: ImageDataset, valid: ImageDataset, plan: &Plan) -> Self {
+        let train_len = plan.train_images.unwrap_or(train.len()).min(train.len());
+        let valid_len = plan.valid_images.unwrap_or(valid.len()).min(valid.len());
+        let train = Arc::new(PartialDataset::new(train, 0, train_len));
+        Self {
+            order: ShuffledDataset::new(train.clone(), 0),
+            train,
+            valid: PartialDataset::new(valid, 0, valid_len),
+            // Fashion-MNIST's pixel mean and standard deviation.
+            batcher: ImageBatcher::normalized(vec![0.286], vec![0.353]),
+            batch_size: plan.batch_size,
+            cursor: 0,
+            passes: 0,
+        }
+    }
+}
+
+impl GroupTask<Inner> for FashionTask {
+    /// The conv width.
+    type Shared = usize;
+    type Model = Cnn<Train>;
+    type Rule = Sgd;
+    type Batch = ImageBatch<Train>;
+
+    fn suggest_shared<S: Study>(
+        &mut self,
+        scope: &mut SharedScope<'_, '_, S>,
+    ) -> Result<usize, ObjectiveError> {
+        Ok(scope.suggest_int_with("width", 8, 32, false, 8)? as usize)
+    }
+
+    fn suggest_members<S: Study>(
+        &mut self,
+        _width: &usize,
+        scope: &mut MemberScope<'_, '_, S>,
+    ) -> Result<MemberHyper, ObjectiveError> {
+        Ok(MemberHyper::new()
+            .with("lr", scope.suggest_float_log("lr", 1e-3, 0.3)?)
+            .with("momentum", scope.suggest_float("momentum", 0.0, 0.95)?)
+            .with(
+                "weight_decay",
+                scope.suggest_float_log("weight_decay", 1e-6, 1e-2)?,
+            )
+            .with("dropout", scope.suggest_float("dropout", 0.0, 0.6)?))
+    }
+
+    fn init_model(
+        &mut self,
+        width: &usize,
+        hyper: &MemberHyper,
+        device: &VmapDevice<Inner>,
+    ) -> Cnn<Train> {
+        Cnn::new(*width, hyper.get("dropout"), device)
+    }
+
+    fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> SgdConfig {
+        SgdConfig::new()
+            .with_momentum(Some(
+                MomentumConfig::new().with_momentum(hyper.get("momentum").to_hyper()),
+            ))
+            .with_weight_decay(Some(WeightDecayConfig::new(
+                hyper.get("weight_decay").to_hyper(),
+            )))
+    }
+
+    fn next_batch(&mut self, device: &VmapDevice<Inner>) -> ImageBatch<Train> {
+        if self.cursor + self.batch_size > self.order.len() {
+            self.passes += 1;
+            self.order = ShuffledDataset::new(self.train.clone(), self.passes);
+            self.cursor = 0;
+        }
+        let items = (self.cursor..self.cursor + self.batch_size)
+            .map(|i| self.order.get(i).expect("index inside the dataset"))
+            .collect();
+        self.cursor += self.batch_size;
+        // One unbatched tensor on the group's device: every member reads the same images.
+        self.batcher.batch(items, device)
+    }
+
+    fn loss(
+        &mut self,
+        model: &Cnn<Train>,
+        batch: &ImageBatch<Train>,
+        _hyper: &MemberHyper,
+    ) -> Tensor<Train, 1> {
+        let logits = model.forward(batch.images.clone());
+        CrossEntropyLossConfig::new()
+            .init(&logits.device())
+            .forward(logits, batch.targets.clone())
+    }
+
+    fn evaluate(
+        &mut self,
+        model: &Cnn<Train>,
+        device: &VmapDevice<Inner>,
+        _hyper: &MemberHyper,
+    ) -> Members<f64> {
+        let model: Cnn<Valid> = model.valid();
+        let mut hits = vec![0.0; device.members];
+        let indices: Vec<usize> = (0..self.valid.len()).collect();
+        for chunk in indices.chunks(512) {
+            let items = chunk.iter().filter_map(|&i| self.valid.get(i)).collect();
+            let batch: ImageBatch<Valid> = self.batcher.batch(items, device);
+            let correct = correct(model.forward(batch.images), batch.targets);
+            hits.iter_mut().zip(correct).for_each(|(h, c)| *h += c);
+        }
+        hits.iter().map(|h| h / self.valid.len() as f64).collect()
+    }
+}
+// ANCHOR_END: task
+
+/// Command-line options: `--full`, `--journal PATH`.
+fn options() -> Result<(bool, PathBuf), Box<dyn Error>> {
+    let mut full = std::env::var_os(saturate::data::FULL_VAR).is_some_and(|v| v == "1");
+    let mut journal = PathBuf::from("fashion_mnist.journal");
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--full" => full = true,
+            "--journal" => journal = args.next().ok_or("--journal needs a path")?.into(),
+            other => {
+                return Err(format!("unknown argument `{other}` (--full, --journal PATH)").into())
+            }
+        }
+    }
+    Ok((full, journal))
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let (full, journal) = options()?;
+    let plan = Plan::from_env();
+    let (train, valid) = if full {
+        (
+            FashionMnist::full(Split::Train)?,
+            FashionMnist::full(Split::Test)?,
+        )
+    } else {
+        (FashionMnist::subset_train(), FashionMnist::subset_test())
+    };
+    let task = FashionTask::new(train, valid, &plan);
+    let steps_per_epoch = plan
+        .steps_per_epoch
+        .unwrap_or(task.train.len() / plan.batch_size);
+    println!(
+        "Fashion-MNIST: {} training / {} validation images{}; {} trials in groups of {}, \
+         {} epoch(s) of {} steps of {} images",
+        task.train.len(),
+        task.valid.len(),
+        if full {
+            " (full set)"
+        } else {
+            " (shipped subset)"
+        },
+        plan.trials,
+        plan.group_size,
+        plan.epochs,
+        steps_per_epoch,
+        plan.batch_size,
+    );
+
+    // ANCHOR: study
+    let study = DefaultStudy::builder()
+        .name("fashion_mnist")
+        .direction(StudyDirection::Maximize)
+        .sampler(TpeSampler::builder().seed(0).constant_liar(true).build())
+        // Members are judged from their second epoch on, once 8 trials have finished.
+        .pruner(MedianPruner::new(8, 2, 1, 1)?)
+        .storage(Arc::new(JournalStorage::open(&journal)?))
+        .load_if_exists(true)
+        .build()?;
+    // ANCHOR_END: study
+
+    // ANCHOR: run
+    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(steps_per_epoch, plan.epochs));
+    let config = RunConfig::new()
+        .group_size(plan.group_size)
+        .n_trials(plan.trials);
+    let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
+    // ANCHOR_END: run
+
+    // The summary ends with the best trial: its number, value and parameters.
+    print!("{summary}");
+    let occupancy = trainer.occupancy();
+    println!(
+        "{} group steps, {} members refilled, slots busy {:.0}%",
+        occupancy.group_steps,
+        occupancy.refilled,
+        100.0 * occupancy.busy_fraction()
+    );
+    println!("(a trial's value is its accuracy on the validation images)");
+    println!(
+        "journal: {} (study \"fashion_mnist\"; rerun to continue it, or open it with \
+         optuna-dashboard)",
+        journal.display()
+    );
+    Ok(())
+}

@@ -16,9 +16,10 @@
 //! `./mnist_mlp.journal` (study `mnist_mlp`; `--journal PATH` for another). `SATURATE_SHORT=1`
 //! shrinks the run to a smoke test (512 / 256 images, 6 trials in groups of 3, one epoch).
 //!
-//! Time on the 2-core development machine (release build, NdArray): about a minute for the
-//! default run on the shipped subset (16 trials in groups of 8, 3 epochs), a second or two in
-//! short mode.
+//! Time on the 2-core development machine (NdArray; `cargo test`'s build: optimised code,
+//! debug assertions on; release is not slower): 10 s for the default run on the shipped
+//! subset (16 trials in groups of 8, 3 epochs of 64 steps of 128 images; best validation
+//! accuracy 0.86), 0.2 s in short mode.
 
 use std::error::Error;
 use std::path::PathBuf;

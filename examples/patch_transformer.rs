@@ -13,8 +13,10 @@
 //! `SATURATE_SHORT=1` shrinks the run to a smoke test (512 / 256 images, 6 trials in groups
 //! of 3, one epoch).
 //!
-//! Time on the 2-core development machine (release build, NdArray): a few minutes for the
-//! default run (16 trials in groups of 8, 2 epochs), a few seconds in short mode.
+//! Time on the 2-core development machine (NdArray; `cargo test`'s build: optimised code,
+//! debug assertions on; release is not slower): 4 minutes for the default run (16 trials in
+//! groups of 8, 2 epochs of 64 steps of 128 images; best validation accuracy 0.80), 4 s in
+//! short mode.
 
 use std::error::Error;
 use std::path::PathBuf;

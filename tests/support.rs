@@ -1,4 +1,6 @@
-//! Running the examples: they are built by `cargo test` next to this binary.
+//! Running the examples: `cargo test` (no target selected, as in `scripts/test.sh`) builds them
+//! next to this binary; `cargo test --test main` alone does not (run `cargo build --examples`
+//! first).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -15,7 +17,8 @@ pub fn example(name: &str) -> PathBuf {
     let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.exists(),
-        "{} is missing: `cargo test` builds the examples; run it from the workspace root",
+        "{} is missing: `cargo test` without a target filter builds the examples (or run \
+         `cargo build --examples`)",
         path.display()
     );
     path

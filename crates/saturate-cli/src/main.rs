@@ -1,0 +1,3 @@
+//! `saturate`: Optuna's command-line interface over saturate's storages.
+
+fn main() {}

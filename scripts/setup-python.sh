@@ -3,7 +3,7 @@
 # benchmarks: one per Optuna version, under target/venv/ (git-ignored). Idempotent: an
 # environment whose optuna already imports at the right version is left alone.
 #
-# usage: scripts/setup-python.sh            # optuna 4.9.0 and 5.0.0
+# usage: scripts/setup-python.sh            # optuna 4.9.0 and 5.0.0 (+ optuna-dashboard in 4.9.0)
 #        OPTUNA_VERSIONS="4.9.0" scripts/setup-python.sh
 set -euo pipefail
 
@@ -25,3 +25,16 @@ for version in $versions; do
     "$venv/bin/python" -m pip install --quiet "optuna==$version"
     "$venv/bin/python" -c 'import optuna; print("optuna", optuna.__version__, "ready")'
 done
+
+# optuna-dashboard, in the 4.9.0 venv: saturate-cli's tests start it over saturate-written
+# studies and read its HTTP API.
+dashboard_version="${OPTUNA_DASHBOARD_VERSION:-0.21.0}"
+venv="$root/target/venv/optuna-4.9.0"
+if [ -x "$venv/bin/python" ]; then
+    if [ "$("$venv/bin/python" -c 'import optuna_dashboard; print(optuna_dashboard.__version__)' 2>/dev/null)" = "$dashboard_version" ]; then
+        echo "optuna-dashboard $dashboard_version: $venv (already set up)"
+    else
+        "$venv/bin/python" -m pip install --quiet "optuna-dashboard==$dashboard_version"
+        echo "optuna-dashboard $dashboard_version ready"
+    fi
+fi

@@ -157,6 +157,37 @@ pub enum StudyError {
         /// Why.
         reason: String,
     },
+    /// An RDB storage URL saturate cannot use. The URL is shown with its password redacted.
+    #[error("invalid storage URL `{url}`: {reason}")]
+    InvalidStorageUrl {
+        /// The URL, password redacted.
+        url: String,
+        /// Why, and the forms that work.
+        reason: String,
+    },
+    /// The database of an RDB storage failed (connection, SQL or I/O). The URL is shown with
+    /// its password redacted.
+    #[error("database error on `{url}`: {reason}")]
+    Database {
+        /// The URL, password redacted.
+        url: String,
+        /// The database's message.
+        reason: String,
+    },
+    /// The database holds an Optuna RDB schema that saturate does not know.
+    #[error(
+        "`{url}` has Optuna RDB schema {found}, saturate knows {expected}: migrate it with \
+         `optuna storage upgrade --storage URL` (Python Optuna 4.9/5.0) if it is older, or use \
+         a fresh database if it was written by a newer Optuna"
+    )]
+    UnsupportedSchema {
+        /// The URL, password redacted.
+        url: String,
+        /// The schema found (alembic revision / schema version).
+        found: String,
+        /// The schema saturate writes and reads.
+        expected: String,
+    },
 }
 
 /// Result alias for this crate.

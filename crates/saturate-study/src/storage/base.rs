@@ -16,7 +16,12 @@ use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 ///
 /// - Implementations are shared between threads (`Send + Sync`); every method takes `&self`.
 /// - Ids: study ids and trial ids are assigned by the storage; a trial's `number` is its
-///   index in its study. Ids are never reused, even after a study is deleted.
+///   index in its study. Ids are never reused, even after a study is deleted (one
+///   exception: [`RdbStorage`](crate::storage::RdbStorage) on SQLite, whose Optuna tables
+///   hand the newest deleted id out again, as Python Optuna's do).
+/// - Heartbeats (optional): a storage that has them returns its settings from
+///   [`Storage::heartbeat`] and implements [`Storage::record_heartbeat`] and
+///   [`Storage::stale_trial_ids`].
 /// - Finished trials (COMPLETE, PRUNED, FAIL) are immutable: every write to one returns
 ///   [`StudyError::TrialFinished`](crate::StudyError::TrialFinished).
 /// - A RUNNING state may only be set on a WAITING trial; when another worker claimed it
@@ -83,6 +88,25 @@ pub trait Storage: Send + Sync + Debug {
         study_id: u64,
         states: Option<&[TrialState]>,
     ) -> Result<Vec<Arc<FrozenTrial>>>;
+
+    /// The heartbeat settings (`None`, the default: no heartbeats; see
+    /// [`fail_stale_trials`](crate::storage::fail_stale_trials)).
+    fn heartbeat(&self) -> Option<&crate::storage::Heartbeat> {
+        None
+    }
+
+    /// Records that a worker is alive and running `trial_id` (a no-op without heartbeats).
+    fn record_heartbeat(&self, trial_id: u64) -> Result<()> {
+        let _ = trial_id;
+        Ok(())
+    }
+
+    /// The study's RUNNING trials whose last heartbeat is older than the grace period
+    /// (trials that never recorded one are not stale). Empty without heartbeats.
+    fn stale_trial_ids(&self, study_id: u64) -> Result<Vec<u64>> {
+        let _ = study_id;
+        Ok(Vec::new())
+    }
 
     /// Creates one trial (see [`Storage::create_new_trials`]).
     fn create_new_trial(&self, study_id: u64, template: Option<FrozenTrial>) -> Result<u64> {

@@ -3,9 +3,7 @@
 use std::sync::Mutex;
 
 use crate::error::Result;
-use crate::storage::replay::{
-    storage_via_operation_log, Applied, Operation, OperationLog, ReplayState,
-};
+use crate::storage::replay::{Applied, Operation, OperationLog, ReplayState};
 
 /// Studies and trials in memory (Optuna's `InMemoryStorage`). Shared between threads of
 /// one process; nothing is persisted.
@@ -31,5 +29,3 @@ impl OperationLog for InMemoryStorage {
         f(&self.state.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
-
-storage_via_operation_log!(InMemoryStorage);

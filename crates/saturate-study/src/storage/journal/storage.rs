@@ -5,9 +5,7 @@ use std::sync::Mutex;
 use crate::error::{Result, StudyError};
 use crate::storage::journal::file::JournalFileBackend;
 use crate::storage::journal::record;
-use crate::storage::replay::{
-    storage_via_operation_log, Applied, Operation, OperationLog, ReplayState,
-};
+use crate::storage::replay::{Applied, Operation, OperationLog, ReplayState};
 
 /// Optuna's `JournalStorage` over a [`JournalFileBackend`].
 ///
@@ -21,6 +19,7 @@ pub struct JournalStorage {
     backend: JournalFileBackend,
     worker_id: String,
     inner: Mutex<Replay>,
+    heartbeat: Option<crate::storage::Heartbeat>,
 }
 
 #[derive(Debug, Default)]
@@ -55,7 +54,31 @@ impl JournalStorage {
             backend,
             worker_id,
             inner: Mutex::new(Replay::default()),
+            heartbeat: None,
         }
+    }
+
+    /// Turns heartbeats on, with the semantics of
+    /// [`RdbStorage::with_heartbeat`](crate::storage::RdbStorage::with_heartbeat): a running
+    /// trial's heartbeat is its system attribute `saturate:heartbeat` (naive local time, as
+    /// the journal's datetimes; Optuna's journal has no heartbeat of its own), and a RUNNING
+    /// trial whose heartbeat is older than `grace_period` (default: twice `interval`) is
+    /// failed by [`fail_stale_trials`](crate::storage::fail_stale_trials).
+    ///
+    /// # Errors
+    /// [`StudyError::InvalidArgument`] for a zero interval or grace period.
+    pub fn with_heartbeat(
+        mut self,
+        interval: std::time::Duration,
+        grace_period: Option<std::time::Duration>,
+        callback: Option<crate::storage::StaleTrialCallback>,
+    ) -> Result<Self> {
+        self.heartbeat = Some(crate::storage::Heartbeat::new(
+            interval,
+            grace_period,
+            callback,
+        )?);
+        Ok(self)
     }
 
     /// The backend.
@@ -152,6 +175,8 @@ impl OperationLog for JournalStorage {
         self.sync(&mut replay)?;
         f(&replay.state)
     }
-}
 
-storage_via_operation_log!(JournalStorage);
+    fn heartbeat(&self) -> Option<&crate::storage::Heartbeat> {
+        self.heartbeat.as_ref()
+    }
+}

@@ -57,6 +57,11 @@ pub type Callback<'a> = &'a mut dyn FnMut(&FrozenTrial) -> ControlFlow<()>;
 pub trait Study {
     /// The study's name.
     fn name(&self) -> &str;
+    /// The storage and the study's id in it, for heartbeats in [`Study::optimize`]
+    /// (default: `None`, no heartbeats).
+    fn heartbeat_storage(&self) -> Option<(Arc<dyn crate::storage::Storage>, u64)> {
+        None
+    }
     /// One direction per objective.
     fn directions(&self) -> &[StudyDirection];
     /// Starts trials: one per entry of `fixed`, with those parameters fixed by name (an
@@ -206,8 +211,21 @@ pub trait Study {
         let started = Instant::now();
         let mut done = 0;
         while n_trials.is_none_or(|n| done < n) && timeout.is_none_or(|t| started.elapsed() < t) {
+            // Heartbeats (Optuna's `_run_trial`): fail dead workers' trials, then beat
+            // while the objective runs.
+            let heartbeat = self.heartbeat_storage();
+            if let Some((storage, study_id)) = &heartbeat {
+                crate::storage::fail_stale_trials(&**storage, *study_id)?;
+            }
             let mut trial = self.ask()?;
+            let beating = match heartbeat {
+                Some((storage, _)) => {
+                    Some(crate::storage::HeartbeatGuard::start(storage, trial.id())?)
+                }
+                None => None,
+            };
             let outcome = catch_unwind(AssertUnwindSafe(|| objective(&mut trial)));
+            drop(beating);
             let frozen = match outcome {
                 Ok(Ok(values)) => self.tell(&trial, &values.into_values())?,
                 Ok(Err(e)) if e.is::<TrialPruned>() => self.tell_pruned(&trial)?,

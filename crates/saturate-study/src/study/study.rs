@@ -251,6 +251,13 @@ impl Study for DefaultStudy {
         &self.core.name
     }
 
+    fn heartbeat_storage(&self) -> Option<(Arc<dyn Storage>, u64)> {
+        self.core
+            .storage
+            .heartbeat()
+            .map(|_| (self.core.storage.clone(), self.core.study_id))
+    }
+
     fn directions(&self) -> &[StudyDirection] {
         &self.core.directions
     }

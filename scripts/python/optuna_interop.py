@@ -4,6 +4,7 @@
 Run with a venv made by scripts/setup-python.sh, e.g.
     target/venv/optuna-4.9.0/bin/python scripts/python/optuna_interop.py dump J.log
 Subcommands:
+    (<journal> may also be an RDB URL: sqlite:///file.db, postgresql://...)
     dump <journal>                    every study in the journal, as canonical JSON on stdout
     write <journal>                   write the reference studies (see write()), then dump
     continue <journal> <study> <n>    run n more trials of an existing study (random sampler)
@@ -25,6 +26,8 @@ optuna.logging.set_verbosity(optuna.logging.ERROR)
 
 
 def storage(path):
+    if "://" in path:  # an RDB URL: sqlite:///file.db, postgresql://...
+        return optuna.storages.RDBStorage(path)
     return JournalStorage(JournalFileBackend(path))
 
 

@@ -163,7 +163,7 @@ pub fn dump(storage: &dyn Storage) -> Value {
     Value::Array(studies)
 }
 
-fn assert_same(rust: &Value, python: &Value) {
+pub fn assert_same(rust: &Value, python: &Value) {
     if rust != python {
         let (r, p) = (rust.to_string(), python.to_string());
         let at = r
@@ -180,7 +180,7 @@ fn assert_same(rust: &Value, python: &Value) {
 }
 
 /// Writes, through saturate, studies that use every feature the journal carries.
-fn write_reference_studies(storage: Arc<dyn Storage>) {
+pub fn write_reference_studies(storage: Arc<dyn Storage>) {
     let study = DefaultStudy::builder()
         .name("from-rust")
         .storage(storage.clone())

@@ -5,6 +5,7 @@ mod concurrency;
 mod errors;
 mod interop;
 mod pruners;
+mod rdb;
 mod samplers;
 mod storage;
 mod study;

@@ -8,3 +8,4 @@ mod lifecycle;
 mod models;
 mod modules;
 mod optim;
+mod running;

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::gpu::{GpuSampler, DEFAULT_SAMPLING_INTERVAL};
-use crate::{peak_resident_bytes, process_cpu_time, GpuSource, Profile, ProfileError};
+use crate::{peak_resident_bytes, process_cpu_time, GpuProfile, GpuSource, Profile, ProfileError};
 
 /// Runs `work` and measures its wall time, the process's CPU time and peak resident
 /// memory. No GPU: use [`Profiler::builder`] with a [`GpuSource`] for that.
@@ -68,11 +68,28 @@ impl Profiler {
         }
     }
 
+    /// What was measured from the start until now; measuring goes on (the GPU sampler
+    /// keeps sampling). The group runner writes one on each trial as it finishes.
+    ///
+    /// ```
+    /// let profiler = saturate_profile::Profiler::start();
+    /// let so_far = profiler.snapshot();
+    /// let at_end = profiler.finish();
+    /// assert!(so_far.wall_seconds <= at_end.wall_seconds);
+    /// ```
+    pub fn snapshot(&self) -> Profile {
+        self.measure(self.gpu.as_ref().map(GpuSampler::snapshot))
+    }
+
     /// Stops measuring. A panic in the GPU source is re-raised here.
-    pub fn finish(self) -> Profile {
+    pub fn finish(mut self) -> Profile {
         // Stop the sampler first, so its last sample is as close to the work's end as
         // the wall-clock reading.
-        let gpu = self.gpu.map(GpuSampler::finish);
+        let gpu = self.gpu.take().map(GpuSampler::finish);
+        self.measure(gpu)
+    }
+
+    fn measure(&self, gpu: Option<GpuProfile>) -> Profile {
         let wall_seconds = self.started.elapsed().as_secs_f64();
         let cpu_seconds = self
             .cpu_at_start

@@ -137,6 +137,36 @@ fn the_sampler_thread_samples_until_finished() {
 }
 
 #[test]
+fn a_snapshot_reads_the_samples_so_far_and_sampling_goes_on() {
+    let (progress, samples_done) = mpsc::channel();
+    let gpu = FakeGpu::new([
+        Reading::new(0, 1 << 20, 1_000),
+        Reading::new(100, 3 << 20, 3_000),
+    ])
+    .reporting_to(progress);
+    let profiler = Profiler::builder()
+        .interval(Duration::from_millis(1))
+        .gpu(gpu)
+        .start()
+        .unwrap();
+    while samples_done.recv().unwrap() < 3 {}
+    let so_far = profiler.snapshot();
+    let early = so_far.gpu.clone().expect("a GPU source was given");
+    assert!(early.samples >= 3, "{early:?}");
+    // Only the first sample read 0 %: at least one of three was idle.
+    assert!(early.busy_fraction.unwrap() < 1.0);
+    assert_eq!(early.energy_joules, Some(2.0));
+    // Sampling goes on after the snapshot: wait for 3 more samples than it saw.
+    let seen = early.samples as usize;
+    while samples_done.recv().unwrap() < seen + 3 {}
+    let at_end = profiler.finish();
+    let late = at_end.gpu.expect("a GPU source was given");
+    assert!(late.samples >= early.samples + 3, "{early:?} then {late:?}");
+    assert!(late.busy_fraction.unwrap() > early.busy_fraction.unwrap());
+    assert!(at_end.wall_seconds >= so_far.wall_seconds);
+}
+
+#[test]
 fn a_source_that_fails_at_start_fails_before_the_work() {
     let broken = Reading {
         memory_used: Counter::Fails,

@@ -43,3 +43,22 @@ pub trait GpuSource: Send {
     /// Energy the device has used since the driver loaded, millijoules.
     fn total_energy_mj(&mut self) -> Result<Option<u64>, ProfileError>;
 }
+
+/// A boxed source is a source (e.g. one made at run time by a factory).
+impl<G: GpuSource + ?Sized> GpuSource for Box<G> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+
+    fn utilization(&mut self) -> Result<Option<u32>, ProfileError> {
+        (**self).utilization()
+    }
+
+    fn memory_used(&mut self) -> Result<Option<u64>, ProfileError> {
+        (**self).memory_used()
+    }
+
+    fn total_energy_mj(&mut self) -> Result<Option<u64>, ProfileError> {
+        (**self).total_energy_mj()
+    }
+}

@@ -1,4 +1,5 @@
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -134,7 +135,11 @@ impl GpuAccumulator {
 /// A thread that samples a [`GpuSource`] until stopped.
 pub(crate) struct GpuSampler {
     stop: mpsc::Sender<()>,
-    thread: JoinHandle<GpuProfile>,
+    started: Instant,
+    /// Shared with the thread so that [`snapshot`](Self::snapshot) can read the samples
+    /// so far without stopping it.
+    accumulator: Arc<Mutex<GpuAccumulator>>,
+    thread: JoinHandle<()>,
 }
 
 impl GpuSampler {
@@ -148,31 +153,64 @@ impl GpuSampler {
         if interval.is_zero() {
             return Err(ProfileError::InvalidInterval { interval });
         }
-        let mut accumulator = GpuAccumulator::new(source.name());
+        let mut first = GpuAccumulator::new(source.name());
         let started = Instant::now();
-        accumulator.try_sample(&mut *source)?;
+        first.try_sample(&mut *source)?;
+        let accumulator = Arc::new(Mutex::new(first));
+        let shared = Arc::clone(&accumulator);
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("saturate-gpu-sampler".into())
             .spawn(move || {
+                let sample = |source: &mut dyn GpuSource| {
+                    // The lock is held for one sample only; a snapshot that panicked while
+                    // holding it cannot leave the counters half-updated, so poison is moot.
+                    shared
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .sample(source);
+                };
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                    accumulator.sample(&mut *source);
+                    sample(&mut *source);
                 }
                 // The last sample closes the energy interval at the end of the work.
-                accumulator.sample(&mut *source);
-                accumulator.finish(started.elapsed())
+                sample(&mut *source);
             })
             .map_err(|source| ProfileError::SpawnSampler { source })?;
-        Ok(Self { stop, thread })
+        Ok(Self {
+            stop,
+            started,
+            accumulator,
+            thread,
+        })
+    }
+
+    /// The aggregate of the samples taken so far; sampling goes on.
+    pub(crate) fn snapshot(&self) -> GpuProfile {
+        let accumulator = self
+            .accumulator
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        accumulator.finish(self.started.elapsed())
     }
 
     /// Stops sampling and returns the aggregate. A panic in the source is re-raised here.
     pub(crate) fn finish(self) -> GpuProfile {
         // The thread may already have ended (by a panic); the join below reports that.
         let _ = self.stop.send(());
-        match self.thread.join() {
-            Ok(profile) => profile,
-            Err(panic) => std::panic::resume_unwind(panic),
+        if let Err(panic) = self.thread.join() {
+            std::panic::resume_unwind(panic);
         }
+        let elapsed = self.started.elapsed();
+        let accumulator = Arc::try_unwrap(self.accumulator)
+            .map(|mutex| mutex.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .unwrap_or_else(|shared| {
+                shared
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+            });
+        accumulator.finish(elapsed)
     }
 }

@@ -561,3 +561,82 @@ fn python_and_rust_workers_share_one_postgres_study() {
         assert_same(&without_ids(dump(&*storage)), &without_ids(theirs));
     }
 }
+
+/// Every row of a catalog query, as text.
+fn catalog(url: &str, sql: &str) -> Vec<Vec<Option<String>>> {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    client
+        .simple_query(sql)
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(row) => Some(
+                (0..row.len())
+                    .map(|i| row.get(i).map(str::to_owned))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn sqlite_tables_are_the_ones_optuna_creates() {
+    for py in pythons() {
+        let dir = tempdir();
+        let ours = dir.path().join("ours.db");
+        let theirs = dir.path().join("theirs.db");
+        RdbStorage::open(&sqlite_url(&ours)).unwrap();
+        // Opening a storage makes Optuna create (and stamp) its tables.
+        python(&py, &["dump", &sqlite_url(&theirs)]);
+        let schema = |path: &Path| -> Vec<(String, String, Option<String>)> {
+            rusqlite::Connection::open(path)
+                .unwrap()
+                .prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name")
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(schema(&ours), schema(&theirs));
+        let stamp = |path: &Path| -> (i64, String) {
+            rusqlite::Connection::open(path)
+                .unwrap()
+                .query_row(
+                    "SELECT schema_version, (SELECT version_num FROM alembic_version) \
+                     FROM version_info",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap()
+        };
+        assert_eq!(stamp(&ours), stamp(&theirs));
+    }
+}
+
+#[test]
+fn postgres_tables_are_the_ones_optuna_creates() {
+    for py in pythons() {
+        let (Some(ours), Some(theirs)) = (fresh_postgres(), fresh_postgres()) else {
+            return;
+        };
+        RdbStorage::open(&ours).unwrap();
+        python(&py, &["dump", &python_url(&theirs)]);
+        for sql in [
+            "SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, \
+             character_maximum_length, numeric_precision, ordinal_position \
+             FROM information_schema.columns WHERE table_schema = 'public' \
+             ORDER BY table_name, ordinal_position",
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' \
+             ORDER BY indexname",
+            "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint \
+             WHERE connamespace = 'public'::regnamespace ORDER BY conname",
+            "SELECT t.typname, e.enumlabel FROM pg_enum e JOIN pg_type t \
+             ON t.oid = e.enumtypid ORDER BY t.typname, e.enumsortorder",
+            "SELECT schema_version, (SELECT version_num FROM alembic_version) FROM version_info",
+        ] {
+            assert_eq!(catalog(&ours, sql), catalog(&theirs, sql), "{sql}");
+        }
+    }
+}

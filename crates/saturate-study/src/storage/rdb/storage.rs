@@ -789,9 +789,18 @@ impl Storage for RdbStorage {
     ) -> Result<Vec<Arc<FrozenTrial>>> {
         self.tx_with_cache(false, |tx, cache| {
             let id = study_exists(tx, study_id, false)?;
-            Ok(load_trials(tx, cache, "study_id = ?", &[id.into()])?
+            let mut filter = "study_id = ?".to_string();
+            let mut params = vec![SqlValue::Int(id)];
+            if let Some(states) = states {
+                if states.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let marks = vec!["?"; states.len()].join(", ");
+                filter.push_str(&format!(" AND state IN ({marks})"));
+                params.extend(states.iter().map(|s| schema::state_name(*s).into()));
+            }
+            Ok(load_trials(tx, cache, &filter, &params)?
                 .into_iter()
-                .filter(|t| states.is_none_or(|s| s.contains(&t.state)))
                 .map(Arc::new)
                 .collect())
         })

@@ -31,6 +31,17 @@ pub enum CliError {
         /// The path given.
         path: String,
     },
+    /// A SQLite file that does not exist, for a command that only reads.
+    #[error(
+        "no SQLite database at `{path}` (from `{url}`): check the path (`sqlite:///relative.db`, \
+         `sqlite:////absolute.db`), or create a study there first with `saturate create-study`"
+    )]
+    MissingDatabase {
+        /// The URL, password redacted.
+        url: String,
+        /// The file it names.
+        path: String,
+    },
     /// An argument that clap cannot check (JSON arguments, combinations).
     #[error("invalid {what}: {reason}")]
     Usage {
@@ -55,7 +66,8 @@ impl CliError {
             CliError::MissingStorage
             | CliError::UnsupportedStorage { .. }
             | CliError::Usage { .. } => 2,
-            CliError::MissingJournal { .. } => 3,
+            CliError::MissingJournal { .. } | CliError::MissingDatabase { .. } => 3,
+            CliError::Study(StudyError::InvalidStorageUrl { .. }) => 2,
             CliError::Study(
                 StudyError::UnknownStudy { .. }
                 | StudyError::UnknownStudyId { .. }

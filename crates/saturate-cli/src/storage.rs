@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use saturate_study::storage::{JournalStorage, Storage};
+use saturate_study::storage::{JournalStorage, RdbStorage, Storage};
 
 use crate::error::{CliError, Result};
 
@@ -52,17 +52,30 @@ pub fn open(url: &str, create: bool) -> Result<Arc<dyn Storage>> {
             }
             Ok(Arc::new(JournalStorage::open(url)?))
         }
-        StorageKind::Rdb => open_rdb(url),
+        StorageKind::Rdb => {
+            if let Some(path) = sqlite_file(url) {
+                if !create && !path.is_file() {
+                    return Err(CliError::MissingDatabase {
+                        url: redact(url),
+                        path: path.display().to_string(),
+                    });
+                }
+            }
+            Ok(Arc::new(RdbStorage::open(url)?))
+        }
     }
 }
 
-fn open_rdb(url: &str) -> Result<Arc<dyn Storage>> {
-    Err(CliError::UnsupportedStorage {
-        url: redact(url),
-        reason: "this build of saturate has no RDB storage yet (saturate-study's RdbStorage \
-                 is not available); use a journal file path"
-            .into(),
-    })
+/// The file of a `sqlite:///PATH` URL (SQLAlchemy's form: three slashes and a relative path,
+/// four for an absolute one); `None` for an in-memory database or another scheme.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let (scheme, rest) = url.split_once("://")?;
+    if scheme.split('+').next() != Some("sqlite") {
+        return None;
+    }
+    let path = rest.strip_prefix('/').unwrap_or(rest);
+    let path = path.split('?').next().unwrap_or(path);
+    (!path.is_empty() && path != ":memory:").then(|| std::path::PathBuf::from(path))
 }
 
 /// `url` with the password (between `user:` and `@`) replaced by `***`.
@@ -97,6 +110,13 @@ mod tests {
             "postgresql://alice:***@db:5432/optuna"
         );
         assert_eq!(redact("sqlite:///x.db"), "sqlite:///x.db");
+        assert_eq!(sqlite_file("sqlite:///x.db").unwrap(), Path::new("x.db"));
+        assert_eq!(
+            sqlite_file("sqlite:////tmp/x.db").unwrap(),
+            Path::new("/tmp/x.db")
+        );
+        assert_eq!(sqlite_file("sqlite:///:memory:"), None);
+        assert_eq!(sqlite_file("postgresql://h/db"), None);
         let err = kind("mysql://bob:hunter2@h/db").unwrap_err().to_string();
         assert!(!err.contains("hunter2"), "{err}");
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{json, ok, optuna_venv, tempdir, write_journal};
+use crate::support::{json, ok, optuna_venv, tempdir, write_journal, write_studies};
 
 /// The dashboard process, stopped when dropped (also when an assertion fails).
 struct Dashboard(Child);
@@ -42,14 +42,14 @@ fn get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
     Ok((status, body.to_string()))
 }
 
-fn start(venv: &Path, journal: &Path) -> (Dashboard, u16) {
+fn start(venv: &Path, storage: &Path) -> (Dashboard, u16) {
     let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let child = Command::new(venv.join("bin/optuna-dashboard"))
-        .arg(journal)
+        .arg(storage)
         .args([
             "--host",
             "127.0.0.1",
@@ -89,15 +89,33 @@ fn start(venv: &Path, journal: &Path) -> (Dashboard, u16) {
 }
 
 #[test]
-fn dashboard_lists_and_opens_every_saturate_study() {
+fn dashboard_lists_and_opens_every_saturate_study_in_a_journal() {
     let Some(venv) = optuna_venv(&["optuna-dashboard"]) else {
         return;
     };
     let dir = tempdir();
     let journal = dir.path().join("studies.log");
     let expected = write_journal(&journal);
-    let j = journal.as_path();
-    let (_dashboard, port) = start(&venv, j);
+    check(&venv, &journal, &expected);
+}
+
+#[test]
+fn dashboard_lists_and_opens_every_saturate_study_in_sqlite() {
+    let Some(venv) = optuna_venv(&["optuna-dashboard"]) else {
+        return;
+    };
+    let dir = tempdir();
+    let url = format!("sqlite:///{}", dir.path().join("studies.db").display());
+    let storage = saturate_study::storage::RdbStorage::open(&url).unwrap();
+    let expected = write_studies(std::sync::Arc::new(storage));
+    check(&venv, Path::new(&url), &expected);
+}
+
+/// Starts the dashboard over `storage` (a journal path or a URL) and checks every study
+/// against `saturate`'s output.
+fn check(venv: &Path, storage: &Path, expected: &[(&str, usize)]) {
+    let j = storage;
+    let (_dashboard, port) = start(venv, j);
 
     let (status, body) = get(port, "/api/studies").unwrap();
     assert_eq!(status, 200, "{body}");
@@ -116,7 +134,7 @@ fn dashboard_lists_and_opens_every_saturate_study() {
     assert_eq!(names, expected.iter().map(|(n, _)| *n).collect::<Vec<_>>());
 
     let studies = json(&ok(j, &["studies", "-f", "json"]));
-    for (summary, (name, n_trials)) in listed.iter().zip(&expected) {
+    for (summary, (name, n_trials)) in listed.iter().zip(expected) {
         let id = summary["study_id"].as_u64().unwrap();
         let (status, body) = get(port, &format!("/api/studies/{id}")).unwrap();
         assert_eq!(status, 200, "study {name}: {body}");

@@ -7,7 +7,7 @@ use std::process::Command;
 use crate::support::{ok, optuna_venv, tempdir};
 
 /// Runs the real `optuna` command; panics with its stderr on failure.
-fn optuna(venv: &Path, storage: &Path, args: &[&str]) -> String {
+pub fn optuna(venv: &Path, storage: &Path, args: &[&str]) -> String {
     let out = Command::new(venv.join("bin/optuna"))
         .arg("--storage")
         .arg(storage)

@@ -8,4 +8,5 @@ mod commands;
 mod dashboard;
 mod export;
 mod interop;
+mod rdb;
 mod support;

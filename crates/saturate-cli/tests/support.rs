@@ -68,7 +68,11 @@ pub fn tempdir() -> tempfile::TempDir {
 /// maximize; 5 complete trials) and a unicode-named single-objective study. Returns the
 /// studies' (name, trial count) pairs.
 pub fn write_journal(path: &Path) -> Vec<(&'static str, usize)> {
-    let storage: Arc<dyn Storage> = Arc::new(JournalStorage::open(path).unwrap());
+    write_studies(Arc::new(JournalStorage::open(path).unwrap()))
+}
+
+/// [`write_journal`]'s studies, in any storage.
+pub fn write_studies(storage: Arc<dyn Storage>) -> Vec<(&'static str, usize)> {
     let single = DefaultStudy::builder()
         .name("single")
         .storage(storage.clone())

@@ -1,0 +1,205 @@
+//! `sqlite:///...` and `postgresql://...` storages (saturate-study's `RdbStorage`, Optuna's
+//! schema): the commands, Optuna's CLI on the same database, `storage upgrade`, credentials.
+//!
+//! PostgreSQL comes from `SATURATE_TEST_POSTGRES_URL` (scripts/test.sh starts a throwaway
+//! server with scripts/setup-postgres.sh and sets it). Without it the PostgreSQL test fails
+//! in CI and is skipped, saying so, elsewhere.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::interop::optuna;
+use crate::support::{fails, json, ok, optuna_venv, run, tempdir};
+
+const SPACE: &str = r#"{"x": {"name": "FloatDistribution", "attributes": {"low": -1.0, "high": 1.0, "log": false, "step": null}}, "k": {"name": "IntDistribution", "attributes": {"low": 0, "high": 9, "log": false, "step": 1}}}"#;
+
+/// create-study, ask/tell (saturate and, when `venv`, Optuna taking turns), set-user-attr;
+/// then every listing printed by both must be the same bytes.
+fn round_trip(storage: &Path, study: &str, venv: Option<&Path>) {
+    ok(
+        storage,
+        &[
+            "create-study",
+            "--study-name",
+            study,
+            "--direction",
+            "maximize",
+        ],
+    );
+    for number in 0..4 {
+        let by_python = venv.is_some() && number % 2 == 1;
+        let asked = if by_python {
+            optuna(
+                venv.unwrap(),
+                storage,
+                &["ask", "--study-name", study, "--search-space", SPACE],
+            )
+        } else {
+            ok(
+                storage,
+                &["ask", "--study-name", study, "--search-space", SPACE],
+            )
+        };
+        let asked = json(&asked);
+        assert_eq!(asked["number"], number);
+        let x = asked["params"]["x"].as_f64().unwrap();
+        let n = number.to_string();
+        let value = (1.0 - x * x).to_string();
+        let tell = [
+            "tell",
+            "--study-name",
+            study,
+            "--trial-number",
+            &n,
+            "--values",
+            &value,
+        ];
+        match venv {
+            // Told by the other side.
+            Some(venv) if !by_python => {
+                optuna(venv, storage, &tell);
+            }
+            _ => {
+                ok(storage, &tell);
+            }
+        }
+    }
+    ok(
+        storage,
+        &[
+            "study",
+            "set-user-attr",
+            "--study-name",
+            study,
+            "-k",
+            "k",
+            "--value",
+            "v",
+        ],
+    );
+    let trials = json(&ok(
+        storage,
+        &["trials", "--study-name", study, "-f", "json"],
+    ));
+    assert_eq!(trials.as_array().unwrap().len(), 4);
+    for t in trials.as_array().unwrap() {
+        assert_eq!(t["state"], "COMPLETE");
+        let x = t["params"]["x"].as_f64().unwrap();
+        assert_eq!(t["value"], json!(1.0 - x * x));
+    }
+    let Some(venv) = venv else { return };
+    for args in [
+        &["trials", "--study-name", study, "-f", "json"][..],
+        &["trials", "--study-name", study, "-f", "table", "--flatten"],
+        &["best-trial", "--study-name", study, "-f", "yaml"],
+        &["best-trials", "--study-name", study, "-f", "json"],
+    ] {
+        assert_eq!(
+            ok(storage, args),
+            optuna(venv, storage, args),
+            "saturate vs optuna {args:?}"
+        );
+    }
+}
+
+#[test]
+fn sqlite_studies_round_trip_with_optuna() {
+    let venv = optuna_venv(&["python", "optuna"]);
+    let dir = tempdir();
+    let db = dir.path().join("studies.db");
+    let url = format!("sqlite:///{}", db.display());
+    let storage = Path::new(&url);
+    let stderr = fails(storage, &["studies"], 3);
+    assert!(
+        stderr.contains("no SQLite database") && stderr.contains("create-study"),
+        "{stderr}"
+    );
+    assert!(!db.exists(), "reading commands do not create the database");
+
+    round_trip(storage, "sq", venv.as_deref());
+    let studies = json(&ok(storage, &["studies", "-f", "json"]));
+    assert_eq!(studies[0]["name"], "sq");
+    assert_eq!(studies[0]["n_trials"], 4);
+    assert_eq!(studies[0]["user_attrs"], json!({"k": "v"}));
+    let csv = ok(storage, &["export", "--study-name", "sq"]);
+    assert_eq!(csv.lines().count(), 5);
+
+    let report = ok(storage, &["storage", "upgrade"]);
+    assert!(
+        report.contains("schema version 12 (alembic v3.2.0.a)") && report.contains("up to date"),
+        "{report}"
+    );
+    if let Some(venv) = &venv {
+        let out = Command::new(venv.join("bin/optuna"))
+            .args(["--storage", &url, "storage", "upgrade"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("This storage is up-to-date."),
+            "Optuna agrees: {stderr}"
+        );
+    }
+    ok(storage, &["delete-study", "--study-name", "sq"]);
+    assert_eq!(ok(storage, &["study-names"]), "\n");
+}
+
+#[test]
+fn postgresql_studies_round_trip_with_optuna_and_hide_the_password() {
+    let url = match std::env::var("SATURATE_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ if std::env::var_os("CI").is_some() => panic!(
+            "SATURATE_TEST_POSTGRES_URL is not set: scripts/test.sh starts a PostgreSQL with \
+             scripts/setup-postgres.sh and sets it"
+        ),
+        _ => {
+            eprintln!(
+                "note: SATURATE_TEST_POSTGRES_URL is not set: the PostgreSQL CLI test is skipped"
+            );
+            return;
+        }
+    };
+    let venv = optuna_venv(&["python", "optuna"]);
+    let storage = Path::new(&url);
+    // The database is shared with other tests: a name of our own.
+    let study = format!("cli-{}-{}", std::process::id(), rand_suffix());
+    round_trip(storage, &study, venv.as_deref());
+
+    let password = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .and_then(|(user, _)| user.split_once(':'))
+        .map(|(_, password)| password.to_owned())
+        .expect("the test server's URL has a password");
+    let mut seen = String::new();
+    for args in [
+        &["trials", "--study-name", "absent-study"][..],
+        &["storage", "upgrade"],
+        &["best-trial", "--study-name", &study, "-f", "json"],
+    ] {
+        let out = run(storage, args);
+        seen.push_str(&String::from_utf8_lossy(&out.stdout));
+        seen.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    let wrong = url.replacen(&format!(":{password}@"), ":wrong-password@", 1);
+    let out = run(Path::new(&wrong), &["studies"]);
+    assert_eq!(out.status.code(), Some(3));
+    seen.push_str(&String::from_utf8_lossy(&out.stderr));
+    assert!(
+        seen.contains(":***@"),
+        "messages name the URL, redacted: {seen}"
+    );
+    assert!(
+        !seen.contains(&password) && !seen.contains("wrong-password"),
+        "{seen}"
+    );
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64
+}

@@ -82,6 +82,16 @@ pub enum TrainError {
         /// Why.
         reason: String,
     },
+    /// A group's profiler could not start
+    /// ([`RunConfig::profile_gpu`](crate::RunConfig::profile_gpu)'s source failed to read).
+    #[error(
+        "could not profile the group: {source}; fix the GPU source or run without `profile_gpu`"
+    )]
+    Profile {
+        /// The profiler's error.
+        #[source]
+        source: saturate_profile::ProfileError,
+    },
     /// An error of the study layer.
     #[error(transparent)]
     Study(#[from] StudyError),

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::error::{Result, TrainError};
 use crate::members::{MemberValues, Members};
+use crate::profile::{GroupProfiler, PROFILE_ATTR};
 use crate::run::{RunState, StopReason};
 
 /// System attribute: the group a trial was trained in (the same string on every trial of a
@@ -70,10 +71,16 @@ pub struct GroupTrial<'s, S: Study> {
     reported: bool,
     pub(crate) state: &'s RunState,
     pub(crate) finished: Vec<(Arc<FrozenTrial>, MemberOutcome)>,
+    profiler: Option<GroupProfiler>,
 }
 
 impl<'s, S: Study> GroupTrial<'s, S> {
-    pub(crate) fn new(study: &'s S, trials: Vec<Trial>, state: &'s RunState) -> Result<Self> {
+    pub(crate) fn new(
+        study: &'s S,
+        trials: Vec<Trial>,
+        state: &'s RunState,
+        profiler: Option<GroupProfiler>,
+    ) -> Result<Self> {
         let group_id = format!(
             "{}:{}",
             worker_name(),
@@ -89,6 +96,7 @@ impl<'s, S: Study> GroupTrial<'s, S> {
             reported: false,
             state,
             finished: Vec::new(),
+            profiler,
         };
         group.add_trials(trials)?;
         Ok(group)
@@ -375,6 +383,11 @@ impl<'s, S: Study> GroupTrial<'s, S> {
         values: Option<&[f64]>,
         reason: Option<&str>,
     ) -> Result<()> {
+        if let Some(profiler) = &mut self.profiler {
+            // Finished trials are immutable: the profile goes on before the state.
+            let profile = profiler.snapshot_json();
+            self.trials[index].set_system_attr(PROFILE_ATTR, profile)?;
+        }
         let trial = &self.trials[index];
         let frozen = match self.study.tell_state(trial, state, values, reason) {
             Ok(frozen) => frozen,
@@ -400,6 +413,9 @@ impl<'s, S: Study> GroupTrial<'s, S> {
 
     /// Removes the trials that were finished from the live list.
     fn drop_finished(&mut self) {
+        if let Some(profiler) = &mut self.profiler {
+            profiler.end_batch();
+        }
         let before = self.trials.len();
         let finished: Vec<u64> = self.finished.iter().map(|(t, _)| t.trial_id).collect();
         self.trials.retain(|t| !finished.contains(&t.id()));

@@ -6,7 +6,9 @@
 //! *member* hyperparameters (sampled per trial: learning rate, momentum, dropout...). The
 //! group trains as one batched model; each member's results are told to its own trial, so the
 //! study (and Python Optuna or optuna-dashboard reading its journal) sees K ordinary trials.
-//! The group's id is in every trial's `saturate:group` system attribute.
+//! The group's id is in every trial's `saturate:group` system attribute; with
+//! [`RunConfig::with_profile`] on, the group's profile (wall time, CPU time, peak memory, GPU
+//! busy fraction and energy) is in `saturate:profile`.
 //!
 //! Two levels:
 //! - [`run`] with an objective `FnMut(&mut GroupTrial) -> Result<Members<f64>, _>`: you write
@@ -38,6 +40,7 @@
 mod error;
 mod group;
 mod members;
+mod profile;
 mod run;
 mod trainer;
 
@@ -46,6 +49,7 @@ pub use group::{
     GroupTrial, MemberOutcome, MemberScope, SharedScope, GROUP_ATTR, STOPPED_ATTR, WORKER_ATTR,
 };
 pub use members::{MemberValues, Members};
+pub use profile::{GpuSourceFactory, PROFILE_ATTR};
 pub use run::{run, Progress, RunConfig, RunSummary, TimeoutPolicy};
 pub use trainer::{
     run_trainer, GroupBackend, GroupTask, GroupTrainer, MemberHyper, Occupancy, TrainerConfig,

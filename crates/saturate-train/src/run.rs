@@ -9,12 +9,14 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use saturate_profile::{GpuSource, ProfileError};
 use saturate_study::study::ObjectiveError;
 use saturate_study::{FrozenTrial, Study, StudyDirection, TrialPruned};
 
 use crate::error::{Result, TrainError};
 use crate::group::{GroupTrial, MemberOutcome};
 use crate::members::MemberValues;
+use crate::profile::{GpuSourceFactory, GroupProfiler};
 
 /// What to do with running groups when the run's timeout passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,6 +67,12 @@ pub struct RunConfig {
     /// Catch SIGINT (Ctrl-C): in-flight trials are marked FAIL at their next `report` and the
     /// run returns [`TrainError::Interrupted`]. A second Ctrl-C exits at once. Default on.
     pub handle_interrupt: bool,
+    /// Profile each group and write the profile on its trials (system attribute
+    /// [`PROFILE_ATTR`](crate::PROFILE_ATTR)). Default off.
+    pub profile: bool,
+    /// The GPU each group's profile samples (busy fraction, energy, memory); `None`: wall
+    /// time, CPU time and peak resident memory only. Used only with [`profile`](Self::profile).
+    pub profile_gpu: Option<GpuSourceFactory>,
 }
 
 impl Default for RunConfig {
@@ -76,6 +84,8 @@ impl Default for RunConfig {
             on_timeout: TimeoutPolicy::default(),
             progress: Progress::default(),
             handle_interrupt: true,
+            profile: false,
+            profile_gpu: None,
         }
     }
 }
@@ -123,6 +133,49 @@ impl RunConfig {
     /// Catches SIGINT (default) or leaves it to the process.
     pub fn handle_interrupt(mut self, on: bool) -> Self {
         self.handle_interrupt = on;
+        self
+    }
+
+    /// Profiles each group's training (off by default) with [`saturate_profile`]: wall time,
+    /// process CPU time, peak resident memory and, with [`profile_gpu`](Self::profile_gpu),
+    /// the GPU's busy fraction, mean utilisation, energy and peak memory. Each trial gets the
+    /// JSON of the group's [`Profile`](saturate_profile::Profile) from the group's start
+    /// until the trial finished, in its [`PROFILE_ATTR`](crate::PROFILE_ATTR) system
+    /// attribute (trials finished together carry the same profile; the last ones, the whole
+    /// group's). Python Optuna and optuna-dashboard show it with the other system attributes.
+    ///
+    /// The CPU time and peak resident memory are the process's: profile groups of one run in
+    /// one process at a time (the runner does) and nothing heavy beside them.
+    ///
+    /// ```
+    /// use saturate_study::prelude::*;
+    /// use saturate_train::{run, RunConfig, PROFILE_ATTR};
+    ///
+    /// let study = DefaultStudy::builder().sampler(RandomSampler::new(Some(0))).build()?;
+    /// let config = RunConfig::new().group_size(2).n_trials(2).with_profile(true);
+    /// run(&study, &config, |g| Ok(g.member().suggest_float("x", 0.0, 1.0)?))?;
+    /// let trial = &study.trials(None)?[0];
+    /// let profile: saturate_profile::Profile =
+    ///     serde_json::from_value(trial.system_attrs[PROFILE_ATTR].clone())?;
+    /// assert!(profile.wall_seconds > 0.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_profile(mut self, on: bool) -> Self {
+        self.profile = on;
+        self
+    }
+
+    /// Samples a GPU in each group's profile (and turns profiling on): `make` is called once
+    /// per group for a fresh source, e.g. `|| saturate_profile::NvmlSource::new(0)` (feature
+    /// `nvml` of saturate-profile). A source that fails to read when its group starts ends
+    /// the run with [`TrainError::Profile`] before that group's trials are asked.
+    pub fn profile_gpu<G, F>(mut self, make: F) -> Self
+    where
+        G: GpuSource + 'static,
+        F: Fn() -> core::result::Result<G, ProfileError> + Send + Sync + 'static,
+    {
+        self.profile = true;
+        self.profile_gpu = Some(GpuSourceFactory::new(make));
         self
     }
 
@@ -406,7 +459,8 @@ impl RunState {
 ///
 /// # Errors
 /// [`TrainError::InvalidConfig`] for a bad config; [`TrainError::Interrupted`] after SIGINT;
-/// storage errors of the study.
+/// [`TrainError::Profile`] when a profiled group's GPU source fails to start; storage errors
+/// of the study.
 pub fn run<S, V, F>(study: &S, config: &RunConfig, mut objective: F) -> Result<RunSummary>
 where
     S: Study,
@@ -429,9 +483,16 @@ where
         if k == 0 {
             break;
         }
+        // Started before the trials are asked: a GPU source that cannot be read fails the
+        // run without leaving RUNNING trials behind.
+        let profiler = config
+            .profile
+            .then(|| GroupProfiler::start(config.profile_gpu.as_ref()))
+            .transpose()
+            .map_err(|source| TrainError::Profile { source })?;
         let trials = study.ask_many(k)?;
         groups += 1;
-        let mut group = GroupTrial::new(study, trials, &state)?;
+        let mut group = GroupTrial::new(study, trials, &state, profiler)?;
         log::info!(
             "group {} started: trials {:?}",
             group.group_id(),

@@ -4,4 +4,5 @@
 mod common;
 mod objective;
 mod processes;
+mod profile;
 mod trainer;

@@ -76,7 +76,9 @@ impl CliError {
             CliError::Study(
                 StudyError::Io { .. }
                 | StudyError::CorruptJournal { .. }
-                | StudyError::LockTimeout { .. },
+                | StudyError::LockTimeout { .. }
+                | StudyError::Database { .. }
+                | StudyError::UnsupportedSchema { .. },
             ) => 3,
             CliError::Study(_) | CliError::Output(_) => 1,
         }

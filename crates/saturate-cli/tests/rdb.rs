@@ -162,6 +162,9 @@ fn postgresql_studies_round_trip_with_optuna_and_hide_the_password() {
         }
     };
     let venv = optuna_venv(&["python", "optuna"]);
+    // SQLAlchemy 2.1 reads plain `postgresql://` as psycopg 3; the venv has psycopg2
+    // (scripts/setup-postgres.sh). saturate takes the driver-qualified form too.
+    let url = url.replacen("postgresql://", "postgresql+psycopg2://", 1);
     let storage = Path::new(&url);
     // The database is shared with other tests: a name of our own.
     let study = format!("cli-{}-{}", std::process::id(), rand_suffix());

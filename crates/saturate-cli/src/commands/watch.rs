@@ -48,10 +48,11 @@ fn render(study: &saturate_study::DefaultStudy, args: &WatchArgs) -> Result<Stri
         .map(|(s, n)| format!("{n} {}", state_name(s).to_lowercase()))
         .collect();
     let mut text = format!(
-        "study {} ({}): {} trials{}{}\n",
+        "study {} ({}): {} trial{}{}{}\n",
         study.name(),
         directions.join(", "),
         trials.len(),
+        if trials.len() == 1 { "" } else { "s" },
         if counts.is_empty() { "" } else { ": " },
         counts.join(", ")
     );

@@ -369,3 +369,68 @@ fn storage_upgrade_reports_a_journal_has_no_schema() {
         "{text}"
     );
 }
+
+#[test]
+fn watch_refreshes_as_a_running_study_grows() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    let dir = tempdir();
+    let journal = dir.path().join("j.log");
+    let j = journal.as_path();
+    ok(j, &["create-study", "--study-name", "live"]);
+    ok(j, &["ask", "--study-name", "live"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_saturate"))
+        .args(["--storage", journal.to_str().unwrap()])
+        .args(["watch", "--study-name", "live", "--interval", "0.1"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let screen = Arc::new(Mutex::new(String::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let sink = screen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let wait_for = |text: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !screen.lock().unwrap().contains(text) {
+            assert!(Instant::now() < deadline, "watch never showed {text:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for("study live (MINIMIZE): 1 trial: 1 running");
+    ok(
+        j,
+        &[
+            "tell",
+            "--study-name",
+            "live",
+            "--trial-number",
+            "0",
+            "--values",
+            "0.5",
+        ],
+    );
+    ok(j, &["ask", "--study-name", "live"]);
+    wait_for("study live (MINIMIZE): 2 trials: 1 running, 1 complete");
+    wait_for("best: trial 0 value 0.5");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    reader.join().unwrap();
+    let screen = screen.lock().unwrap();
+    assert!(
+        screen.matches("\x1b[2J\x1b[H").count() >= 2,
+        "each refresh clears the terminal"
+    );
+}

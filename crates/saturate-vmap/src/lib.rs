@@ -55,6 +55,7 @@ pub use backend::Vmap;
 pub use batched::{Batched, DeepCopy};
 pub use device::VmapDevice;
 pub use error::VmapError;
+pub use ops::conv_gemm::{conv_lowering, set_conv_lowering, ConvLowering};
 pub use member::{
     is_batched, member_data, member_tensor, member_values, per_member, stack_members,
 };

@@ -2,6 +2,7 @@
 
 mod activation;
 mod bool;
+pub(crate) mod conv_gemm;
 mod float;
 mod int;
 mod module;

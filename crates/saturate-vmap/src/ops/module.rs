@@ -23,6 +23,7 @@ use burn_backend::tensor::*;
 use burn_backend::{Backend, BackendTypes, TensorMetadata};
 use burn_backend::{Shape, Slice};
 
+use super::conv_gemm::{self, conv_lowering, ConvLowering, Geometry};
 use crate::tensor::*;
 use crate::Vmap;
 
@@ -294,30 +295,6 @@ fn conv_forward<B: Backend>(
             let out = f(x.inner, w, b, g);
             VmapTensor::batched(split_gk::<B>(out, k, g), k)
         }
-        (true, true) if member_loop::<B>() => {
-            let (xi, wi) = (x.inner, weight.inner);
-            let bias = bias.map(|b| (b.batched, b.inner));
-            let outs = (0..k)
-                .map(|m| {
-                    let b = bias.as_ref().map(|(batched, b)| {
-                        if *batched {
-                            member_slice::<B>(b.clone(), m)
-                        } else {
-                            b.clone()
-                        }
-                    });
-                    let out = f(
-                        member_slice::<B>(xi.clone(), m),
-                        member_slice::<B>(wi.clone(), m),
-                        b,
-                        g,
-                    );
-                    let d = dims(&out);
-                    rs::<B>(out, cat(&[&[1], &d]))
-                })
-                .collect();
-            VmapTensor::batched(B::float_cat(outs, 0), k)
-        }
         (true, true) => {
             // K folded into the channels, one group set per member.
             let xi = fold_ch::<B>(x.inner);
@@ -331,24 +308,6 @@ fn conv_forward<B: Backend>(
             VmapTensor::batched(split_ch::<B>(out, k), k)
         }
     }
-}
-
-/// Whether convolutions whose input and weights are both per member run as one inner call per
-/// member instead of one grouped call with K times the groups.
-///
-/// NdArray's vectorised convolution handles one group set well but falls back to a scalar loop
-/// for many groups, so on NdArray a loop over members is several times faster (measured on the
-/// benchmark CNN with `perf`). On GPU backends one grouped launch is the efficient form.
-fn member_loop<B: Backend>() -> bool {
-    B::name(&Default::default()).starts_with("ndarray")
-}
-
-/// Member `m` of a batched inner tensor `[K, ...]`, as `[...]` (a view where the backend allows).
-fn member_slice<B: Backend>(p: Fp<B>, m: usize) -> Fp<B> {
-    let d = dims(&p);
-    let mut ranges = vec![Slice::from(m..m + 1)];
-    ranges.extend(d[1..].iter().map(|&n| Slice::from(0..n)));
-    rs::<B>(B::float_slice(p, &ranges), d[1..].to_vec())
 }
 
 /// The weight gradient of a (transposed) convolution, per member.
@@ -388,21 +347,6 @@ fn conv_weight_grad<B: Backend>(
             let out = f(a_single(a.inner), b_single(b.inner), g); // [ca, g*cb, k']
             let out = pm::<B>(out, &axes(&[1, 0], 2, sp));
             VmapTensor::unbatched(slice_to::<B>(out, &cat(&[&[g * cb, ca], ks])), k)
-        }
-        (true, true) if member_loop::<B>() => {
-            let (ai, bi) = (a.inner, b.inner);
-            let outs = (0..k)
-                .map(|m| {
-                    let a = a_single(member_slice::<B>(ai.clone(), m));
-                    let b = b_single(member_slice::<B>(bi.clone(), m));
-                    let out = f(a, b, g); // [ca, g*cb, k']
-                    let out = pm::<B>(out, &axes(&[1, 0], 2, sp));
-                    let out = slice_to::<B>(out, &cat(&[&[g * cb, ca], ks]));
-                    let d = dims(&out);
-                    rs::<B>(out, cat(&[&[1], &d]))
-                })
-                .collect();
-            VmapTensor::batched(B::float_cat(outs, 0), k)
         }
         (true, true) => {
             let ai = rs::<B>(a.inner, vec![k, n, g, ca, prod(as_)]);
@@ -482,6 +426,89 @@ fn conv_t_opts<const N: usize>(
         groups,
         ..o.clone()
     }
+}
+
+/// Whether `Vmap<B>` lowers convolutions to unfold + one batched matrix product.
+fn gemm<B: Backend>() -> bool {
+    conv_lowering::<B>() == ConvLowering::BatchedGemm
+}
+
+fn geometry<const N: usize>(o: &ConvOptions<N>) -> Geometry {
+    Geometry {
+        stride: o.stride.to_vec(),
+        padding: o.padding.to_vec(),
+        dilation: o.dilation.to_vec(),
+        groups: o.groups,
+    }
+}
+
+fn geometry_t<const N: usize>(o: &ConvTransposeOptions<N>) -> Geometry {
+    Geometry {
+        stride: o.stride.to_vec(),
+        padding: o.padding.to_vec(),
+        dilation: o.dilation.to_vec(),
+        groups: o.groups,
+    }
+}
+
+/// The output size of a transposed convolution of input `x_shape` and weights `w_shape`.
+fn conv_t_out<const N: usize>(
+    x_shape: &[usize],
+    w_shape: &[usize],
+    o: &ConvTransposeOptions<N>,
+) -> Vec<usize> {
+    (0..N)
+        .map(|i| {
+            (x_shape[2 + i] - 1) * o.stride[i]
+                + o.dilation[i] * (w_shape[2 + i] - 1)
+                + 1
+                + o.padding_out[i]
+                - 2 * o.padding[i]
+        })
+        .collect()
+}
+
+/// The transposed convolution with unfold + batched matrix products.
+fn gemm_conv_t<B: Backend, const N: usize>(
+    op: &str,
+    x: Vt<B>,
+    weight: Vt<B>,
+    bias: Option<Vt<B>>,
+    o: &ConvTransposeOptions<N>,
+) -> Vt<B> {
+    let target = conv_t_out(&x.shape(), &weight.shape(), o);
+    conv_gemm::vmap_conv_x_grad::<B>(op, x, weight, bias, &geometry_t(o), &target)
+}
+
+/// The input gradient of a transposed convolution with unfold + batched matrix products: a
+/// convolution, sliced to the input size.
+fn gemm_conv_t_x_backward<B: Backend, const N: usize>(
+    op: &str,
+    weight: Vt<B>,
+    grad: Vt<B>,
+    o: &ConvTransposeOptions<N>,
+) -> Vt<B> {
+    let w_shape = weight.shape().to_vec();
+    let g_shape = grad.shape().to_vec();
+    let out = conv_gemm::vmap_conv::<B>(op, grad, weight, None, &geometry_t(o));
+    let mut target = out.shape().to_vec();
+    for i in 0..N {
+        let (k, s, p, po, d) = (
+            w_shape[2 + i],
+            o.stride[i],
+            o.padding[i],
+            o.padding_out[i],
+            o.dilation[i],
+        );
+        target[2 + i] = (g_shape[2 + i] + 2 * p - d * (k - 1) - po - 1) / s + 1;
+    }
+    let (batched, k) = (out.batched, out.members);
+    let target = if batched {
+        cat(&[&[k], &target])
+    } else {
+        target
+    };
+    VmapTensor::new(slice_to::<B>(out.inner, &target), batched, k)
 }
 
 /// The options of the weight-gradient correlation: stride and dilation swapped.
@@ -895,6 +922,9 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvOptions<1>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv::<B>("conv1d", x, weight, bias, &geometry(&options));
+        }
         let f = |x, w, b, g| B::conv1d(x, w, b, conv_opts(&options, g));
         conv_forward::<B>("conv1d", x, weight, bias, options.groups, false, &f)
     }
@@ -905,6 +935,18 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<1>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            check_members("conv1d_x_backward", x.members, weight.members);
+            let input = x.shape().to_vec()[2..].to_vec();
+            return conv_gemm::vmap_conv_x_grad::<B>(
+                "conv1d_x_backward",
+                output_grad,
+                weight,
+                None,
+                &geometry(&options),
+                &input,
+            );
+        }
         let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
         let f = |x, w, b, g| B::conv_transpose1d(x, w, b, conv_t_opts(&o, g));
         check_members("conv1d_x_backward", x.members, weight.members);
@@ -927,6 +969,15 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
     ) -> FloatTensor<Self> {
         check_members("conv1d_weight_backward", x.members, weight.members);
         let ks = weight.shape().to_vec()[2..].to_vec();
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv_weight_grad::<B>(
+                "conv1d_weight_backward",
+                x,
+                output_grad,
+                &geometry(&options),
+                &ks,
+            );
+        }
         let f = |a, b, g| {
             B::conv1d(
                 a,
@@ -959,6 +1010,9 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvOptions<2>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv::<B>("conv2d", x, weight, bias, &geometry(&options));
+        }
         let f = |x, w, b, g| B::conv2d(x, w, b, conv_opts(&options, g));
         conv_forward::<B>("conv2d", x, weight, bias, options.groups, false, &f)
     }
@@ -969,6 +1023,18 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<2>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            check_members("conv2d_x_backward", x.members, weight.members);
+            let input = x.shape().to_vec()[2..].to_vec();
+            return conv_gemm::vmap_conv_x_grad::<B>(
+                "conv2d_x_backward",
+                output_grad,
+                weight,
+                None,
+                &geometry(&options),
+                &input,
+            );
+        }
         let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
         let f = |x, w, b, g| conv_transpose2d_by_conv2d::<B>(x, w, b, conv_t_opts(&o, g));
         check_members("conv2d_x_backward", x.members, weight.members);
@@ -991,6 +1057,15 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
     ) -> FloatTensor<Self> {
         check_members("conv2d_weight_backward", x.members, weight.members);
         let ks = weight.shape().to_vec()[2..].to_vec();
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv_weight_grad::<B>(
+                "conv2d_weight_backward",
+                x,
+                output_grad,
+                &geometry(&options),
+                &ks,
+            );
+        }
         let f = |a, b, g| {
             B::conv2d(
                 a,
@@ -1146,6 +1221,9 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvOptions<3>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv::<B>("conv3d", x, weight, bias, &geometry(&options));
+        }
         let f = |x, w, b, g| B::conv3d(x, w, b, conv_opts(&options, g));
         conv_forward::<B>("conv3d", x, weight, bias, options.groups, false, &f)
     }
@@ -1156,6 +1234,18 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<3>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            check_members("conv3d_x_backward", x.members, weight.members);
+            let input = x.shape().to_vec()[2..].to_vec();
+            return conv_gemm::vmap_conv_x_grad::<B>(
+                "conv3d_x_backward",
+                output_grad,
+                weight,
+                None,
+                &geometry(&options),
+                &input,
+            );
+        }
         let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
         let f = |x, w, b, g| B::conv_transpose3d(x, w, b, conv_t_opts(&o, g));
         check_members("conv3d_x_backward", x.members, weight.members);
@@ -1178,6 +1268,15 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
     ) -> FloatTensor<Self> {
         check_members("conv3d_weight_backward", x.members, weight.members);
         let ks = weight.shape().to_vec()[2..].to_vec();
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv_weight_grad::<B>(
+                "conv3d_weight_backward",
+                x,
+                output_grad,
+                &geometry(&options),
+                &ks,
+            );
+        }
         let f = |a, b, g| {
             B::conv3d(
                 a,
@@ -1210,6 +1309,9 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvTransposeOptions<1>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return gemm_conv_t::<B, 1>("conv_transpose1d", x, weight, bias, &options);
+        }
         let f = |x, w, b, g| B::conv_transpose1d(x, w, b, conv_t_opts(&options, g));
         conv_forward::<B>(
             "conv_transpose1d",
@@ -1227,6 +1329,14 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<1>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return gemm_conv_t_x_backward::<B, 1>(
+                "conv_transpose1d_x_backward",
+                weight,
+                output_grad,
+                &options,
+            );
+        }
         let o = options.clone();
         let f = |x, w, b, g| {
             B::conv1d(
@@ -1257,6 +1367,15 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
             weight.members,
         );
         let ks = weight.shape().to_vec()[2..].to_vec();
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv_weight_grad::<B>(
+                "conv_transpose1d_weight_backward",
+                output_grad,
+                x,
+                &geometry_t(&options),
+                &ks,
+            );
+        }
         let f = |a, b, g| {
             B::conv1d(
                 a,
@@ -1289,6 +1408,9 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvTransposeOptions<2>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return gemm_conv_t::<B, 2>("conv_transpose2d", x, weight, bias, &options);
+        }
         let f = |x, w, b, g| B::conv_transpose2d(x, w, b, conv_t_opts(&options, g));
         conv_forward::<B>(
             "conv_transpose2d",
@@ -1306,6 +1428,14 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<2>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return gemm_conv_t_x_backward::<B, 2>(
+                "conv_transpose2d_x_backward",
+                weight,
+                output_grad,
+                &options,
+            );
+        }
         let o = options.clone();
         let f = |x, w, b, g| {
             B::conv2d(
@@ -1336,6 +1466,15 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
             weight.members,
         );
         let ks = weight.shape().to_vec()[2..].to_vec();
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv_weight_grad::<B>(
+                "conv_transpose2d_weight_backward",
+                output_grad,
+                x,
+                &geometry_t(&options),
+                &ks,
+            );
+        }
         let f = |a, b, g| {
             B::conv2d(
                 a,
@@ -1368,6 +1507,9 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvTransposeOptions<3>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return gemm_conv_t::<B, 3>("conv_transpose3d", x, weight, bias, &options);
+        }
         let f = |x, w, b, g| B::conv_transpose3d(x, w, b, conv_t_opts(&options, g));
         conv_forward::<B>(
             "conv_transpose3d",
@@ -1385,6 +1527,14 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<3>,
     ) -> FloatTensor<Self> {
+        if gemm::<B>() {
+            return gemm_conv_t_x_backward::<B, 3>(
+                "conv_transpose3d_x_backward",
+                weight,
+                output_grad,
+                &options,
+            );
+        }
         let o = options.clone();
         let f = |x, w, b, g| {
             B::conv3d(
@@ -1415,6 +1565,15 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
             weight.members,
         );
         let ks = weight.shape().to_vec()[2..].to_vec();
+        if gemm::<B>() {
+            return conv_gemm::vmap_conv_weight_grad::<B>(
+                "conv_transpose3d_weight_backward",
+                output_grad,
+                x,
+                &geometry_t(&options),
+                &ks,
+            );
+        }
         let f = |a, b, g| {
             B::conv3d(
                 a,

@@ -251,6 +251,14 @@ pub enum Tol {
     Exact,
     /// `|a - b| <= atol` elementwise.
     Abs(f32),
+    /// `|a - b| <= atol + rtol * |b|` elementwise: for results whose sums are taken in another
+    /// order than the reference's (convolutions lowered to matrix products).
+    Close {
+        /// Absolute part.
+        atol: f32,
+        /// Relative part, times the reference value.
+        rtol: f32,
+    },
 }
 
 /// Runs one op for every batched/unbatched combination of `specs` and K in {1, 3}.
@@ -337,6 +345,17 @@ fn compare(got: &TensorData, want: &TensorData, tol: Tol, ctx: &str) {
             for (i, (a, b)) in g.iter().zip(w).enumerate() {
                 let ok = (a - b).abs() <= atol || (a.is_nan() && b.is_nan()) || a == b;
                 assert!(ok, "{ctx}: element {i}: got {a}, want {b} (atol {atol})");
+            }
+        }
+        (Tol::Close { atol, rtol }, burn::tensor::DType::F32) => {
+            let g = got.as_slice::<f32>().unwrap();
+            let w = want.as_slice::<f32>().unwrap();
+            for (i, (a, b)) in g.iter().zip(w).enumerate() {
+                let ok = (a - b).abs() <= atol + rtol * b.abs() || (a.is_nan() && b.is_nan());
+                assert!(
+                    ok,
+                    "{ctx}: element {i}: got {a}, want {b} (atol {atol}, rtol {rtol})"
+                );
             }
         }
         _ => assert_eq!(

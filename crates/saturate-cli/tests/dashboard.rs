@@ -111,6 +111,34 @@ fn dashboard_lists_and_opens_every_saturate_study_in_sqlite() {
     check(&venv, Path::new(&url), &expected);
 }
 
+#[test]
+fn dashboard_lists_and_opens_every_saturate_study_in_postgresql() {
+    let Some(server) = crate::rdb::postgres_url() else {
+        return;
+    };
+    let Some(venv) = optuna_venv(&["optuna-dashboard"]) else {
+        return;
+    };
+    // A database of its own: the dashboard lists every study in it.
+    let name = format!("cli_dashboard_{}", std::process::id());
+    let mut client = postgres::Client::connect(&server, postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .unwrap();
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    let base = &server[..server.rfind('/').unwrap()];
+    // psycopg2 for SQLAlchemy (see rdb.rs); saturate takes the same URL.
+    let url = format!("{base}/{name}").replacen("postgresql://", "postgresql+psycopg2://", 1);
+    let storage = saturate_study::storage::RdbStorage::open(&url).unwrap();
+    let expected = write_studies(std::sync::Arc::new(storage));
+    check(&venv, Path::new(&url), &expected);
+    client
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .unwrap();
+}
+
 /// Starts the dashboard over `storage` (a journal path or a URL) and checks every study
 /// against `saturate`'s output.
 fn check(venv: &Path, storage: &Path, expected: &[(&str, usize)]) {

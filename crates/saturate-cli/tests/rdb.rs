@@ -148,18 +148,8 @@ fn sqlite_studies_round_trip_with_optuna() {
 
 #[test]
 fn postgresql_studies_round_trip_with_optuna_and_hide_the_password() {
-    let url = match std::env::var("SATURATE_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ if std::env::var_os("CI").is_some() => panic!(
-            "SATURATE_TEST_POSTGRES_URL is not set: scripts/test.sh starts a PostgreSQL with \
-             scripts/setup-postgres.sh and sets it"
-        ),
-        _ => {
-            eprintln!(
-                "note: SATURATE_TEST_POSTGRES_URL is not set: the PostgreSQL CLI test is skipped"
-            );
-            return;
-        }
+    let Some(url) = postgres_url() else {
+        return;
     };
     let venv = optuna_venv(&["python", "optuna"]);
     // SQLAlchemy 2.1 reads plain `postgresql://` as psycopg 3; the venv has psycopg2
@@ -198,6 +188,23 @@ fn postgresql_studies_round_trip_with_optuna_and_hide_the_password() {
         !seen.contains(&password) && !seen.contains("wrong-password"),
         "{seen}"
     );
+}
+
+/// The test server's URL; `None` (outside CI only, saying so) when there is none.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("SATURATE_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => panic!(
+            "SATURATE_TEST_POSTGRES_URL is not set: scripts/test.sh starts a PostgreSQL with \
+             scripts/setup-postgres.sh and sets it"
+        ),
+        _ => {
+            eprintln!(
+                "note: SATURATE_TEST_POSTGRES_URL is not set: a PostgreSQL CLI test is skipped"
+            );
+            None
+        }
+    }
 }
 
 fn rand_suffix() -> u64 {

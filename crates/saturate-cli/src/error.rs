@@ -104,6 +104,7 @@ impl CliError {
 /// Result alias for the CLI.
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
 
+/// A [`CliError::Usage`].
 pub fn usage(what: &'static str, reason: impl Into<String>) -> CliError {
     CliError::Usage {
         what,

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The training-step benchmark side by side with PyTorch, in one run: PyTorch's arms
+# (scripts/python/bench_step_pytorch.py: sequential, torch.func vmap, grouped convolution for the
+# CNN; K = 1 and 8) then saturate's (`cargo bench --bench training_step`, divan), and ONE table
+# with the ratios. NOT part of CI: it needs target/venv/torch (scripts/setup-torch.sh, several GB
+# with PyTorch's CUDA libraries).
+#
+# usage: scripts/bench-step-pytorch.sh [cargo bench options, e.g. --features flex]
+# env:   THREADS (2), STEPS (20 per MLP arm), CNN_STEPS (7 per CNN arm), KS (1,8)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="$root/target/venv/torch/bin/python"
+if ! "$python" -c 'import torch' 2>/dev/null; then
+    echo "error: no PyTorch in $root/target/venv/torch; run scripts/setup-torch.sh first" >&2
+    exit 1
+fi
+threads="${THREADS:-2}"
+ks="${KS:-1,8}"
+divan_out="$(mktemp)"
+trap 'rm -f "$divan_out"' EXIT
+
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load: $(uptime)" >&2
+cd "$root"
+# saturate's arms first (their build is the slow part), then PyTorch's, then the table.
+# RAYON_NUM_THREADS: NdArray's thread pool gets the same thread count as torch.
+# Every K of the bench runs (1, 2, 4, 8, 16); the table shows those in KS.
+RAYON_NUM_THREADS="$threads" cargo bench --bench training_step "$@" | tee "$divan_out" >&2
+"$python" "$root/scripts/python/bench_step_pytorch.py" \
+    --threads "$threads" --ks "$ks" \
+    --steps "${STEPS:-20}" --cnn-steps "${CNN_STEPS:-7}" \
+    --saturate "$divan_out"
+echo "load after: $(uptime)" >&2

@@ -513,3 +513,200 @@ fn qmc_points_are_stratified() {
         assert_eq!(bins, (0..16).collect::<Vec<_>>(), "{kind:?}");
     }
 }
+
+/// Runs `n` trials of the TPE benchmark's objective (every 5th trial pruned at step 1 when
+/// there is one objective), asked `batch` at a time, and returns every internal parameter
+/// value in trial order (parameters by name) and the FNV-1a hash of their bits.
+fn tpe_trace(sampler: TpeSampler, objectives: usize, batch: usize, n: usize) -> (Vec<f64>, u64) {
+    let study = DefaultStudy::builder()
+        .directions(vec![StudyDirection::Minimize; objectives])
+        .sampler(sampler)
+        .pruner(NopPruner)
+        .build()
+        .unwrap();
+    let mut asked: Vec<Trial> = Vec::new();
+    for i in 0..n {
+        if asked.is_empty() {
+            asked = study.ask_many(batch).unwrap();
+        }
+        let mut t = asked.remove(0);
+        let x = t.suggest_float("x", -5.0, 5.0).unwrap();
+        let lr = t.suggest_float_log("lr", 1e-5, 1e-1).unwrap();
+        let k = t.suggest_int("n", 1, 64).unwrap();
+        let q = t.suggest_float_step("q", 0.0, 1.0, 0.1).unwrap();
+        let act = t
+            .suggest_categorical("act", ["relu", "gelu", "tanh"])
+            .unwrap();
+        let penalty = if act == Choice::from("relu") {
+            0.0
+        } else {
+            0.5
+        };
+        let value = x * x + lr.ln().abs() + k as f64 / 64.0 + q + penalty;
+        if objectives == 2 {
+            study.tell(&t, &[value, (x - 1.0).abs() + q]).unwrap();
+        } else if i % 5 == 4 {
+            t.report(1, value).unwrap();
+            study
+                .tell_state(&t, TrialState::Pruned, None, None)
+                .unwrap();
+        } else {
+            study.tell(&t, &[value]).unwrap();
+        }
+    }
+    let mut values = Vec::new();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for t in study.trials(None).unwrap().iter() {
+        for p in t.params.values() {
+            values.push(p.internal);
+            for byte in p.internal.to_bits().to_le_bytes() {
+                hash ^= u64::from(byte);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    (values, hash)
+}
+
+/// TPE's suggestions for a fixed seed, pinned: the values below were printed by this
+/// trace on the sampler before its speed-up (commit 75d1ff4, where `parzen.rs` was still
+/// one file), and a change that only makes TPE faster must reproduce them bit for bit.
+/// For each configuration: the last 10 internal values of 12 trials, and the FNV-1a hash
+/// of all values of 12 and of 300 trials.
+#[test]
+fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
+    /// Name, sampler, objectives, batch size, last 10 values, hash of 12 and 300 trials.
+    type Case = (&'static str, fn() -> TpeSampler, usize, usize, [f64; 10], u64, u64);
+    let cases: [Case; 5] = [
+        (
+            "univariate",
+            || TpeSampler::builder().seed(0).n_startup_trials(5).build(),
+            1,
+            1,
+            [
+                2.0,
+                0.0051673253330246785,
+                45.0,
+                0.6000000000000001,
+                4.862628183283217,
+                2.0,
+                0.06579221831957628,
+                26.0,
+                0.4,
+                -1.8595327931910206,
+            ],
+            0x6c5653aa03bcfdf0,
+            0x39331a76f3d754ee,
+        ),
+        (
+            "multivariate",
+            || {
+                TpeSampler::builder()
+                    .seed(0)
+                    .n_startup_trials(5)
+                    .multivariate(true)
+                    .build()
+            },
+            1,
+            1,
+            [
+                1.0,
+                0.00015333745588533634,
+                18.0,
+                0.0,
+                -4.958214159487972,
+                0.0,
+                0.010211083091503838,
+                7.0,
+                0.7000000000000001,
+                0.9362410016088958,
+            ],
+            0x15a6419bf2612a97,
+            0x13820f988bba23dd,
+        ),
+        (
+            "multivariate, group, constant liar, batches of 3",
+            || {
+                TpeSampler::builder()
+                    .seed(0)
+                    .n_startup_trials(5)
+                    .multivariate(true)
+                    .group(true)
+                    .constant_liar(true)
+                    .build()
+            },
+            1,
+            3,
+            [
+                0.0,
+                0.021582414064301666,
+                60.0,
+                0.1,
+                0.6971951746744487,
+                1.0,
+                0.0035864076060289686,
+                21.0,
+                0.2,
+                2.2870022127227503,
+            ],
+            0xf3341fa1a3c75acf,
+            0x1e0f9ba3e6a4a3a9,
+        ),
+        (
+            "univariate, constant liar, batches of 3",
+            || {
+                TpeSampler::builder()
+                    .seed(0)
+                    .n_startup_trials(5)
+                    .constant_liar(true)
+                    .build()
+            },
+            1,
+            3,
+            [
+                2.0,
+                0.0051673253330246785,
+                45.0,
+                0.6000000000000001,
+                4.862628183283217,
+                2.0,
+                0.06579221831957628,
+                26.0,
+                0.4,
+                -1.8595327931910206,
+            ],
+            0x6c5653aa03bcfdf0,
+            0x39331a76f3d754ee,
+        ),
+        (
+            "two objectives",
+            || TpeSampler::builder().seed(0).n_startup_trials(5).build(),
+            2,
+            1,
+            [
+                2.0,
+                0.0051673253330246785,
+                22.0,
+                1.0,
+                1.1356711595661977,
+                1.0,
+                0.06324676781228714,
+                43.0,
+                0.7000000000000001,
+                0.6637836968609424,
+            ],
+            0xcbf838acfb7951d8,
+            0x8b0cdfd2773d2567,
+        ),
+    ];
+    for (name, make, objectives, batch, last_10, hash_12, hash_300) in cases {
+        let (values, hash) = tpe_trace(make(), objectives, batch, 12);
+        assert_eq!(&values[values.len() - 10..], &last_10, "{name}");
+        assert_eq!(hash, hash_12, "{name}: 12 trials");
+        assert_eq!(
+            tpe_trace(make(), objectives, batch, 300).1,
+            hash_300,
+            "{name}: 300 trials"
+        );
+    }
+}

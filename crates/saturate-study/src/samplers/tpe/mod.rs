@@ -1,7 +1,8 @@
 //! TPE: Optuna's default sampler.
 
+mod mixture;
 mod multi_objective;
-mod parzen;
+mod parzen_estimator;
 mod sampler;
 mod truncnorm;
 

@@ -10,7 +10,9 @@ use crate::distributions::Distribution;
 use crate::error::Result;
 use crate::samplers::base::{intersection_search_space, sample_uniform, seeded_rng};
 use crate::samplers::tpe::multi_objective::{split_multi_objective, weights_below};
-use crate::samplers::tpe::parzen::{ParzenEstimator, ParzenSettings};
+use crate::samplers::tpe::parzen_estimator::{
+    build_parzen_estimator, default_weights, ParzenSettings,
+};
 use crate::samplers::{Sampler, SearchSpace};
 use crate::study::StudyView;
 use crate::trial::{FrozenTrial, StudyDirection, TrialState};
@@ -86,7 +88,7 @@ impl Default for TpeSamplerBuilder {
             n_startup_trials: 10,
             n_ei_candidates: 24,
             gamma: default_gamma,
-            weights: crate::samplers::tpe::parzen::default_weights,
+            weights: default_weights,
             settings: ParzenSettings {
                 prior_weight: 1.0,
                 consider_magic_clip: true,
@@ -280,7 +282,7 @@ impl TpeSampler {
                 Some(_) => Some(kept_weights),
                 None => Some((this.weights)(n)),
             };
-            ParzenEstimator::new(&observations, space, this.settings, weights)
+            build_parzen_estimator(&observations, space, this.settings, weights)
         };
         let l = estimator(self, &below, below_weights);
         let g = estimator(self, &above, None);
@@ -310,6 +312,8 @@ fn clip_to(distribution: &Distribution, x: f64) -> f64 {
 }
 
 /// Splits trials into l(x) and g(x) as Optuna's `_split_trials` does (see [`TpeSampler`]).
+/// Both halves come back in number order. Only the few best trials are ranked: selecting
+/// them is linear in the number of trials, where a full sort was not.
 pub(crate) fn split_trials(
     study: &StudyView<'_>,
     trials: &[Arc<FrozenTrial>],
@@ -317,32 +321,50 @@ pub(crate) fn split_trials(
 ) -> (Vec<Arc<FrozenTrial>>, Vec<Arc<FrozenTrial>>) {
     let mut complete = Vec::new();
     let mut pruned = Vec::new();
-    let mut running = Vec::new();
-    for t in trials {
+    for (i, t) in trials.iter().enumerate() {
         match t.state {
-            TrialState::Running => running.push(t.clone()),
-            TrialState::Complete => complete.push(t.clone()),
-            TrialState::Pruned => pruned.push(t.clone()),
+            TrialState::Complete => complete.push(i),
+            TrialState::Pruned => pruned.push(i),
             _ => {}
         }
     }
+    let mut below = vec![false; trials.len()];
     let directions = study.directions();
     let n_complete_below = n_below.min(complete.len());
-    let (mut below, mut above) = if directions.len() <= 1 {
+    let mut n_marked = 0;
+    if directions.len() <= 1 {
         let direction = study.direction();
-        complete.sort_by(|a, b| {
-            let (x, y) = (a.value().unwrap_or(f64::NAN), b.value().unwrap_or(f64::NAN));
+        // Ties rank in trial order, as the stable sort Optuna uses.
+        let rank = |a: &usize, b: &usize| {
+            let (x, y) = (
+                trials[*a].value().unwrap_or(f64::NAN),
+                trials[*b].value().unwrap_or(f64::NAN),
+            );
             match direction {
                 StudyDirection::Maximize => y.total_cmp(&x),
                 _ => x.total_cmp(&y),
             }
-        });
-        let above = complete.split_off(n_complete_below);
-        (complete, above)
+            .then(a.cmp(b))
+        };
+        if n_complete_below > 0 && n_complete_below < complete.len() {
+            complete.select_nth_unstable_by(n_complete_below, rank);
+        }
+        for i in &complete[..n_complete_below] {
+            below[*i] = true;
+        }
+        n_marked = n_complete_below;
     } else {
-        split_multi_objective(directions, complete, n_complete_below)
-    };
-    let n_pruned_below = (n_below - below.len().min(n_below)).min(pruned.len());
+        let arcs = complete.iter().map(|i| trials[*i].clone()).collect();
+        let (best, _) = split_multi_objective(directions, arcs, n_complete_below);
+        let numbers: std::collections::BTreeSet<u64> = best.iter().map(|t| t.number).collect();
+        for i in &complete {
+            if numbers.contains(&trials[*i].number) {
+                below[*i] = true;
+                n_marked += 1;
+            }
+        }
+    }
+    let n_pruned_below = (n_below - n_marked.min(n_below)).min(pruned.len());
     let score = |t: &FrozenTrial| -> (f64, f64) {
         match t.last_step() {
             Some((step, value)) if value.is_nan() => (-(step as f64), f64::INFINITY),
@@ -358,16 +380,28 @@ pub(crate) fn split_trials(
         }
     };
     pruned.sort_by(|a, b| {
-        let (sa, sb) = (score(a), score(b));
+        let (sa, sb) = (score(&trials[*a]), score(&trials[*b]));
         sa.0.total_cmp(&sb.0).then(sa.1.total_cmp(&sb.1))
     });
-    let pruned_above = pruned.split_off(n_pruned_below);
-    below.extend(pruned);
-    above.extend(pruned_above);
-    above.extend(running);
-    below.sort_by_key(|t| t.number);
-    above.sort_by_key(|t| t.number);
-    (below, above)
+    for i in &pruned[..n_pruned_below] {
+        below[*i] = true;
+    }
+    let mut l = Vec::new();
+    let mut g = Vec::new();
+    for (t, is_below) in trials.iter().zip(below) {
+        match (is_below, t.state) {
+            (true, _) => l.push(t.clone()),
+            (false, TrialState::Complete | TrialState::Pruned | TrialState::Running) => {
+                g.push(t.clone())
+            }
+            _ => {}
+        }
+    }
+    if !trials.is_sorted_by_key(|t| t.number) {
+        l.sort_by_key(|t| t.number);
+        g.sort_by_key(|t| t.number);
+    }
+    (l, g)
 }
 
 impl Sampler for TpeSampler {

@@ -640,3 +640,28 @@ fn postgres_tables_are_the_ones_optuna_creates() {
         }
     }
 }
+
+#[test]
+fn a_closed_postgres_connection_is_reopened_on_the_next_call() {
+    let Some(url) = fresh_postgres() else { return };
+    let storage = RdbStorage::open(&url).unwrap();
+    let id = storage
+        .create_new_study(&[StudyDirection::Minimize], "s")
+        .unwrap();
+    let database = &url[url.rfind('/').unwrap() + 1..];
+    let killed = catalog(
+        &url,
+        &format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = '{database}' AND pid <> pg_backend_pid()"
+        ),
+    );
+    assert_eq!(killed.len(), 1, "the storage's one connection");
+    // The call that meets the closed connection fails; the next one reconnects.
+    let first = storage.get_study_name_from_id(id);
+    assert!(
+        matches!(first, Err(StudyError::Database { .. }) | Ok(_)),
+        "{first:?}"
+    );
+    assert_eq!(storage.get_study_name_from_id(id).unwrap(), "s");
+}

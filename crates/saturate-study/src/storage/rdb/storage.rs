@@ -46,6 +46,9 @@ pub struct RdbStorage {
 
 struct Inner {
     conn: Conn,
+    /// The PostgreSQL URL (with its password) to reconnect with after the server closed
+    /// the connection; never shown.
+    reconnect: Option<String>,
     /// Parsed distributions by their JSON text.
     distributions: HashMap<String, Distribution>,
 }
@@ -125,7 +128,12 @@ impl RdbStorage {
             url: redacted.clone(),
             reason: e.to_string(),
         };
-        let conn = match url::parse(url)? {
+        let parsed = url::parse(url)?;
+        let reconnect = match &parsed {
+            RdbUrl::Postgres(pg) => Some(pg.clone()),
+            RdbUrl::Sqlite(_) => None,
+        };
+        let conn = match parsed {
             RdbUrl::Sqlite(path) => {
                 Conn::Sqlite(super::sqlite::open(path.as_deref()).map_err(db_err)?)
             }
@@ -137,6 +145,7 @@ impl RdbStorage {
             url: redacted,
             inner: Mutex::new(Inner {
                 conn,
+                reconnect,
                 distributions: HashMap::new(),
             }),
             heartbeat: None,
@@ -181,8 +190,22 @@ impl RdbStorage {
         &self.url
     }
 
+    /// The connection, reconnected first if the server closed it (a restart, an idle
+    /// timeout); a failed reconnection shows in the next call's error.
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Conn::Postgres(client), Some(url)) = (&inner.conn, &inner.reconnect) {
+            if client.is_closed() {
+                match super::pg::connect(url) {
+                    Ok(client) => {
+                        log::info!("rdb: reconnected to {}", self.url);
+                        inner.conn = Conn::Postgres(Box::new(client));
+                    }
+                    Err(e) => log::warn!("rdb: reconnecting to {} failed: {e}", self.url),
+                }
+            }
+        }
+        inner
     }
 
     fn tx<R>(&self, write: bool, mut body: impl FnMut(&mut Tx<'_>) -> TxResult<R>) -> Result<R> {
@@ -199,6 +222,7 @@ impl RdbStorage {
         let Inner {
             conn,
             distributions,
+            ..
         } = &mut *inner;
         self.finish(conn.transaction(write, |tx| body(tx, distributions)))
     }

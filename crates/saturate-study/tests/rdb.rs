@@ -665,3 +665,78 @@ fn a_closed_postgres_connection_is_reopened_on_the_next_call() {
     );
     assert_eq!(storage.get_study_name_from_id(id).unwrap(), "s");
 }
+
+/// Python Optuna with heartbeats on: `hang URL STUDY` starts a trial and never finishes it;
+/// `run URL STUDY` runs one trial (failing stale trials first, as Optuna does).
+const HEARTBEAT_PY: &str = r#"
+import sys, time, warnings
+import optuna
+warnings.simplefilter("ignore")
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+storage = optuna.storages.RDBStorage(sys.argv[2], heartbeat_interval=1, grace_period=2)
+study = optuna.load_study(study_name=sys.argv[3], storage=storage)
+def hang(trial):
+    trial.suggest_float("x", 0.0, 1.0)
+    print("RUNNING", flush=True)
+    time.sleep(600)
+if sys.argv[1] == "hang":
+    study.optimize(hang, n_trials=1)
+else:
+    study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=1)
+"#;
+
+#[test]
+fn heartbeats_cross_between_optuna_and_saturate() {
+    for py in pythons() {
+        // Optuna's worker dies; saturate fails its trial and retries it.
+        let dir = tempdir();
+        let url = sqlite_url(&dir.path().join("py-dies.db"));
+        let (interval, grace, callback) =
+            retrying(Duration::from_millis(500), Duration::from_secs(2));
+        let storage: Arc<dyn Storage> = Arc::new(
+            RdbStorage::open(&url)
+                .unwrap()
+                .with_heartbeat(interval, grace, callback)
+                .unwrap(),
+        );
+        study_on(storage.clone(), "beats");
+        let mut child = Command::new(&py)
+            .args(["-c", HEARTBEAT_PY, "hang", &url, "beats"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = BufReader::new(child.stdout.take().unwrap())
+            .lines()
+            .map_while(Result::ok)
+            .any(|line| line.trim() == "RUNNING");
+        assert!(started, "Optuna's worker did not start its trial");
+        std::thread::sleep(Duration::from_millis(700));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        retry_after_kill(storage, "beats");
+
+        // saturate's worker dies; Optuna fails its trial.
+        let url = sqlite_url(&dir.path().join("rust-dies.db"));
+        let storage = open(&url);
+        study_on(storage.clone(), "beats");
+        kill_hung_worker(&format!("hang|{url}|beats"));
+        std::thread::sleep(Duration::from_millis(3500));
+        let out = Command::new(&py)
+            .args(["-c", HEARTBEAT_PY, "run", &url, "beats"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let trials = storage.get_all_trials(0, None).unwrap();
+        assert_eq!(trials.len(), 2);
+        assert_eq!(
+            trials[0].state,
+            TrialState::Fail,
+            "Optuna failed the stale trial"
+        );
+        assert_eq!(trials[1].state, TrialState::Complete);
+    }
+}

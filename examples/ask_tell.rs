@@ -30,7 +30,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .direction(StudyDirection::Minimize)
         .sampler(TpeSampler::builder().seed(42).n_startup_trials(5).build())
         // No pruning before 3 trials are complete nor before step 2.
-        .pruner(MedianPruner::new(3, 2, 1, 1)?);
+        .pruner(
+            MedianPrunerConfig::new()
+                .with_n_startup_trials(3)
+                .with_n_warmup_steps(2)
+                .init()?,
+        );
     if let Some(path) = journal_arg() {
         builder = builder
             .storage(Arc::new(JournalStorage::open(&path)?))

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use saturate::prelude::*;
 use saturate::study::prelude::{
-    DefaultStudy, JournalStorage, MedianPruner, Study, StudyDirection, TpeSampler,
+    DefaultStudy, JournalStorage, MedianPrunerConfig, Study, StudyDirection, TpeSampler,
 };
 
 /// The study's name in the journal.
@@ -45,7 +45,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .load_if_exists(true)
         // `constant_liar` keeps apart the trials asked together (a group, other workers').
         .sampler(TpeSampler::builder().constant_liar(true).build())
-        .pruner(MedianPruner::new(4, 2, 1, 1)?)
+        .pruner(
+            MedianPrunerConfig::new()
+                .with_n_startup_trials(4)
+                .with_n_warmup_steps(2)
+                .init()?,
+        )
         .build()?;
 
     let config = RunConfig::new()

@@ -331,7 +331,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         .direction(StudyDirection::Maximize)
         .sampler(TpeSampler::builder().seed(0).constant_liar(true).build())
         // Members are judged from their second epoch on, once 8 trials have finished.
-        .pruner(MedianPruner::new(8, 2, 1, 1)?)
+        .pruner(
+            MedianPrunerConfig::new()
+                .with_n_startup_trials(8)
+                .with_n_warmup_steps(2)
+                .init()?,
+        )
         .storage(Arc::new(JournalStorage::open(&journal)?))
         .load_if_exists(true)
         .build()?;

@@ -210,7 +210,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         .name("mnist_mlp")
         .direction(StudyDirection::Maximize)
         .sampler(TpeSampler::builder().seed(0).constant_liar(true).build())
-        .pruner(MedianPruner::new(4, 1, 1, 1)?)
+        .pruner(
+            MedianPrunerConfig::new()
+                .with_n_startup_trials(4)
+                .with_n_warmup_steps(1)
+                .init()?,
+        )
         .storage(Arc::new(JournalStorage::open(&options.journal)?))
         .load_if_exists(true)
         .build()?;

@@ -50,11 +50,14 @@ pub mod prelude {
         ParamValue,
     };
     pub use crate::pruners::{
-        HyperbandPruner, MedianPruner, NopPruner, PatientPruner, PercentilePruner, Pruner,
-        SuccessiveHalvingPruner, ThresholdPruner, WilcoxonPruner,
+        HyperbandPruner, HyperbandPrunerConfig, MedianPruner, MedianPrunerConfig, NopPruner,
+        PatientPruner, PatientPrunerConfig, PercentilePruner, PercentilePrunerConfig, Pruner,
+        SuccessiveHalvingPruner, SuccessiveHalvingPrunerConfig, ThresholdPruner,
+        ThresholdPrunerConfig, WilcoxonPruner, WilcoxonPrunerConfig,
     };
     pub use crate::samplers::{
-        CmaEsSampler, GridSampler, QmcKind, QmcSampler, RandomSampler, Sampler, TpeSampler,
+        CmaEsSampler, CmaEsSamplerConfig, GridSampler, GridSamplerConfig, QmcKind, QmcSampler,
+        QmcSamplerConfig, RandomSampler, RandomSamplerConfig, Sampler, TpeSampler,
     };
     pub use crate::storage::{InMemoryStorage, JournalStorage, Storage};
     pub use crate::study::{DefaultStudy, FixedParams, Study, StudyBuilder};

@@ -166,7 +166,7 @@ fn objective_failed_and_sampler() {
         .unwrap_err();
     assert_eq!(err.to_string(), "objective failed in trial 0: nope");
     let grid = DefaultStudy::builder()
-        .sampler(GridSampler::new(Default::default(), None))
+        .sampler(GridSamplerConfig::new(Default::default()).init().unwrap())
         .build()
         .unwrap();
     let mut t = grid.ask().unwrap();
@@ -211,52 +211,121 @@ fn invalid_pruner_arguments_name_the_argument() {
     let cases: [(&str, Result<(), StudyError>); 16] = [
         (
             "percentile",
-            PercentilePruner::new(101.0, 0, 0, 1, 1).map(drop),
+            PercentilePrunerConfig::new(101.0)
+                .with_n_startup_trials(0)
+                .init()
+                .map(drop),
         ),
         (
             "percentile",
-            PercentilePruner::new(f64::NAN, 0, 0, 1, 1).map(drop),
-        ),
-        ("n_warmup_steps", MedianPruner::new(0, -1, 1, 1).map(drop)),
-        ("interval_steps", MedianPruner::new(0, 0, 0, 1).map(drop)),
-        ("n_min_trials", MedianPruner::new(0, 0, 1, 0).map(drop)),
-        ("min_delta", PatientPruner::new(None, 1, -1.0).map(drop)),
-        (
-            "lower, upper",
-            ThresholdPruner::new(None, None, 0, 1).map(drop),
-        ),
-        (
-            "lower, upper",
-            ThresholdPruner::new(Some(2.0), Some(1.0), 0, 1).map(drop),
+            PercentilePrunerConfig::new(f64::NAN)
+                .with_n_startup_trials(0)
+                .init()
+                .map(drop),
         ),
         (
             "n_warmup_steps",
-            ThresholdPruner::new(Some(0.0), None, -1, 1).map(drop),
+            MedianPrunerConfig::new()
+                .with_n_startup_trials(0)
+                .with_n_warmup_steps(-1)
+                .init()
+                .map(drop),
         ),
-        ("p_threshold", WilcoxonPruner::new(1.5, 0).map(drop)),
+        (
+            "interval_steps",
+            MedianPrunerConfig::new()
+                .with_n_startup_trials(0)
+                .with_interval_steps(0)
+                .init()
+                .map(drop),
+        ),
+        (
+            "n_min_trials",
+            MedianPrunerConfig::new()
+                .with_n_startup_trials(0)
+                .with_n_min_trials(0)
+                .init()
+                .map(drop),
+        ),
+        (
+            "min_delta",
+            PatientPrunerConfig::new(1)
+                .with_min_delta(-1.0)
+                .init()
+                .map(drop),
+        ),
+        (
+            "lower, upper",
+            ThresholdPrunerConfig::new().init().map(drop),
+        ),
+        (
+            "lower, upper",
+            ThresholdPrunerConfig::new()
+                .with_lower(Some(2.0))
+                .with_upper(Some(1.0))
+                .init()
+                .map(drop),
+        ),
+        (
+            "n_warmup_steps",
+            ThresholdPrunerConfig::new()
+                .with_lower(Some(0.0))
+                .with_n_warmup_steps(-1)
+                .init()
+                .map(drop),
+        ),
+        (
+            "p_threshold",
+            WilcoxonPrunerConfig::new()
+                .with_p_threshold(1.5)
+                .with_n_startup_steps(0)
+                .init()
+                .map(drop),
+        ),
         (
             "min_resource",
-            HyperbandPruner::new(0, None, 3, 0).map(drop),
+            HyperbandPrunerConfig::new()
+                .with_min_resource(0)
+                .init()
+                .map(drop),
         ),
         (
             "reduction_factor",
-            HyperbandPruner::new(1, None, 1, 0).map(drop),
+            HyperbandPrunerConfig::new()
+                .with_reduction_factor(1)
+                .init()
+                .map(drop),
         ),
         (
             "max_resource",
-            HyperbandPruner::new(5, Some(4), 3, 0).map(drop),
+            HyperbandPrunerConfig::new()
+                .with_min_resource(5)
+                .with_max_resource(Some(4))
+                .init()
+                .map(drop),
         ),
         (
             "min_resource",
-            SuccessiveHalvingPruner::new(Some(0), 2, 0, 0).map(drop),
+            SuccessiveHalvingPrunerConfig::new()
+                .with_min_resource(Some(0))
+                .with_reduction_factor(2)
+                .init()
+                .map(drop),
         ),
         (
             "reduction_factor",
-            SuccessiveHalvingPruner::new(Some(1), 1, 0, 0).map(drop),
+            SuccessiveHalvingPrunerConfig::new()
+                .with_min_resource(Some(1))
+                .with_reduction_factor(1)
+                .init()
+                .map(drop),
         ),
         (
             "bootstrap_count",
-            SuccessiveHalvingPruner::new(None, 4, 0, 1).map(drop),
+            SuccessiveHalvingPrunerConfig::new()
+                .with_bootstrap_count(1)
+                .init()
+                .map(drop),
         ),
     ];
     for (argument, case) in cases {
@@ -267,7 +336,11 @@ fn invalid_pruner_arguments_name_the_argument() {
             other => panic!("{argument}: {other:?}"),
         }
     }
-    let err = MedianPruner::new(0, -3, 1, 1).unwrap_err();
+    let err = MedianPrunerConfig::new()
+        .with_n_startup_trials(0)
+        .with_n_warmup_steps(-3)
+        .init()
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "invalid n_warmup_steps: must be 0 or more, got -3"

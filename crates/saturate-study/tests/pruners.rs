@@ -63,7 +63,10 @@ fn median_pruner_compares_with_the_median_at_the_step() {
             -1.0
         };
         let h = History::new(direction, "s");
-        let pruner = MedianPruner::new(2, 0, 1, 1).unwrap();
+        let pruner = MedianPrunerConfig::new()
+            .with_n_startup_trials(2)
+            .init()
+            .unwrap();
         h.complete(&[(0, sign * 1.0)]);
         // One complete trial < 2 startup trials: never prune.
         assert!(!h.prune(&pruner, &[(0, sign * 100.0)]));
@@ -85,7 +88,12 @@ fn percentile_warmup_and_interval() {
         h.complete(&[(0, v), (1, v), (2, v), (3, v), (4, v)]);
     }
     // 25th percentile of {1,2,3,4} = 1.75.
-    let pruner = PercentilePruner::new(25.0, 0, 2, 2, 1).unwrap();
+    let pruner = PercentilePrunerConfig::new(25.0)
+        .with_n_startup_trials(0)
+        .with_n_warmup_steps(2)
+        .with_interval_steps(2)
+        .init()
+        .unwrap();
     assert!(!h.prune(&pruner, &[(1, 10.0)]), "warm-up");
     assert!(h.prune(&pruner, &[(2, 10.0)]));
     assert!(
@@ -94,20 +102,32 @@ fn percentile_warmup_and_interval() {
     );
     assert!(!h.prune(&pruner, &[(2, 1.5)]));
     assert!(h.prune(&pruner, &[(4, 1.8)]));
-    assert!(PercentilePruner::new(101.0, 0, 0, 1, 1).is_err());
+    assert!(PercentilePrunerConfig::new(101.0)
+        .with_n_startup_trials(0)
+        .init()
+        .is_err());
 }
 
 #[test]
 fn threshold_bounds() {
     let h = History::new(StudyDirection::Minimize, "s");
-    let pruner = ThresholdPruner::new(Some(0.0), Some(1.0), 1, 1).unwrap();
+    let pruner = ThresholdPrunerConfig::new()
+        .with_lower(Some(0.0))
+        .with_upper(Some(1.0))
+        .with_n_warmup_steps(1)
+        .init()
+        .unwrap();
     assert!(!h.prune(&pruner, &[(0, 5.0)]), "warm-up");
     assert!(h.prune(&pruner, &[(1, 5.0)]));
     assert!(h.prune(&pruner, &[(1, -0.5)]));
     assert!(h.prune(&pruner, &[(1, f64::NAN)]));
     assert!(!h.prune(&pruner, &[(1, 0.5)]));
-    assert!(ThresholdPruner::new(None, None, 0, 1).is_err());
-    assert!(ThresholdPruner::new(Some(2.0), Some(1.0), 0, 1).is_err());
+    assert!(ThresholdPrunerConfig::new().init().is_err());
+    assert!(ThresholdPrunerConfig::new()
+        .with_lower(Some(2.0))
+        .with_upper(Some(1.0))
+        .init()
+        .is_err());
 }
 
 #[test]
@@ -119,7 +139,7 @@ fn patient_waits_for_a_stall() {
             -1.0
         };
         let h = History::new(direction, "s");
-        let pruner = PatientPruner::new(None, 2, 0.0).unwrap();
+        let pruner = PatientPrunerConfig::new(2).init().unwrap();
         // Improving: keep.
         assert!(!h.prune(
             &pruner,
@@ -133,19 +153,29 @@ fn patient_waits_for_a_stall() {
         // Too few steps.
         assert!(!h.prune(&pruner, &[(0, s * 1.0), (1, s * 4.0), (2, s * 3.0)]));
         // Wrapped pruner decides once stalled.
-        let wrapped = PatientPruner::new(Some(Box::new(NopPruner)), 2, 0.0).unwrap();
+        let wrapped = PatientPrunerConfig::new(2)
+            .with_wrapped(Some(Box::new(NopPruner)))
+            .init()
+            .unwrap();
         assert!(!h.prune(
             &wrapped,
             &[(0, s * 1.0), (1, s * 4.0), (2, s * 3.0), (3, s * 2.0)]
         ));
     }
-    assert!(PatientPruner::new(None, 1, -1.0).is_err());
+    assert!(PatientPrunerConfig::new(1)
+        .with_min_delta(-1.0)
+        .init()
+        .is_err());
 }
 
 #[test]
 fn successive_halving_promotes_the_top_fraction() {
     let h = History::new(StudyDirection::Minimize, "s");
-    let pruner = SuccessiveHalvingPruner::new(Some(1), 2, 0, 0).unwrap();
+    let pruner = SuccessiveHalvingPrunerConfig::new()
+        .with_min_resource(Some(1))
+        .with_reduction_factor(2)
+        .init()
+        .unwrap();
     // Rung 0 is reached at step 1; before that: keep.
     assert!(!h.prune(&pruner, &[(0, 9.0)]));
     // First value at rung 0: the best so far, promoted; rung 1 at step 2 not reached.
@@ -163,7 +193,11 @@ fn successive_halving_promotes_the_top_fraction() {
     assert!(h.prune(&pruner, &[(1, f64::NAN)]));
 
     let h = History::new(StudyDirection::Maximize, "m");
-    let pruner = SuccessiveHalvingPruner::new(Some(1), 2, 0, 0).unwrap();
+    let pruner = SuccessiveHalvingPrunerConfig::new()
+        .with_min_resource(Some(1))
+        .with_reduction_factor(2)
+        .init()
+        .unwrap();
     assert!(!h.prune(&pruner, &[(1, 5.0)]));
     assert!(h.prune(&pruner, &[(1, 4.0)]));
     assert!(!h.prune(&pruner, &[(1, 6.0)]));
@@ -172,7 +206,12 @@ fn successive_halving_promotes_the_top_fraction() {
 #[test]
 fn successive_halving_bootstrap_and_auto_min_resource() {
     let h = History::new(StudyDirection::Minimize, "s");
-    let pruner = SuccessiveHalvingPruner::new(Some(1), 2, 0, 2).unwrap();
+    let pruner = SuccessiveHalvingPrunerConfig::new()
+        .with_min_resource(Some(1))
+        .with_reduction_factor(2)
+        .with_bootstrap_count(2)
+        .init()
+        .unwrap();
     // Fewer than bootstrap_count + 1 values at the rung: pruned.
     assert!(h.prune(&pruner, &[(1, 1.0)]));
     assert!(h.prune(&pruner, &[(1, 1.0)]));
@@ -193,8 +232,15 @@ fn successive_halving_bootstrap_and_auto_min_resource() {
         .unwrap()
         .system_attrs
         .contains_key("completed_rung_0"));
-    assert!(SuccessiveHalvingPruner::new(None, 4, 0, 1).is_err());
-    assert!(SuccessiveHalvingPruner::new(Some(1), 1, 0, 0).is_err());
+    assert!(SuccessiveHalvingPrunerConfig::new()
+        .with_bootstrap_count(1)
+        .init()
+        .is_err());
+    assert!(SuccessiveHalvingPrunerConfig::new()
+        .with_min_resource(Some(1))
+        .with_reduction_factor(1)
+        .init()
+        .is_err());
 }
 
 #[test]
@@ -203,7 +249,10 @@ fn hyperband_routes_trials_to_brackets_by_crc32() {
     // HyperbandPruner(1, 81, 3) trial 3 is in bracket 1 (min_early_stopping_rate 1, first
     // rung at step 3) and the others in bracket 0 (first rung at step 1).
     let h = History::new(StudyDirection::Minimize, "s");
-    let pruner = HyperbandPruner::new(1, Some(81), 3, 0).unwrap();
+    let pruner = HyperbandPrunerConfig::new()
+        .with_max_resource(Some(81))
+        .init()
+        .unwrap();
     for n in 0..4 {
         let t = h.running(&[(1, 1.0)]);
         assert_eq!(t.number, n);
@@ -220,7 +269,10 @@ fn hyperband_routes_trials_to_brackets_by_crc32() {
     let h = History::new(StudyDirection::Minimize, "auto");
     let auto = HyperbandPruner::default();
     assert!(!h.prune(&auto, &[(1, 1.0)]));
-    assert!(HyperbandPruner::new(0, None, 3, 0).is_err());
+    assert!(HyperbandPrunerConfig::new()
+        .with_min_resource(0)
+        .init()
+        .is_err());
 }
 
 #[test]
@@ -232,7 +284,7 @@ fn wilcoxon_prunes_a_trial_consistently_worse_than_the_best() {
             -1.0
         };
         let h = History::new(direction, "s");
-        let pruner = WilcoxonPruner::new(0.1, 2).unwrap();
+        let pruner = WilcoxonPrunerConfig::new().init().unwrap();
         let best: Vec<(i64, f64)> = (0..10).map(|i| (i, s * i as f64)).collect();
         let mut t = finished(TrialState::Complete, Some(s * 0.0), &best);
         t.values = Some(vec![s * 4.5]);
@@ -246,32 +298,69 @@ fn wilcoxon_prunes_a_trial_consistently_worse_than_the_best() {
         assert!(!h.prune(&pruner, &worse[..1]), "startup steps");
         assert!(!h.prune(&pruner, &[(0, f64::NAN), (1, 5.0)]));
     }
-    assert!(WilcoxonPruner::new(1.5, 2).is_err());
+    assert!(WilcoxonPrunerConfig::new()
+        .with_p_threshold(1.5)
+        .init()
+        .is_err());
 }
 
 fn every_pruner() -> Vec<(&'static str, Box<dyn Pruner>)> {
     vec![
         ("nop", Box::new(NopPruner)),
-        ("median", Box::new(MedianPruner::new(1, 0, 1, 1).unwrap())),
+        (
+            "median",
+            Box::new(
+                MedianPrunerConfig::new()
+                    .with_n_startup_trials(1)
+                    .init()
+                    .unwrap(),
+            ),
+        ),
         (
             "percentile",
-            Box::new(PercentilePruner::new(25.0, 1, 0, 1, 1).unwrap()),
+            Box::new(
+                PercentilePrunerConfig::new(25.0)
+                    .with_n_startup_trials(1)
+                    .init()
+                    .unwrap(),
+            ),
         ),
         (
             "successive-halving",
-            Box::new(SuccessiveHalvingPruner::new(Some(1), 2, 0, 0).unwrap()),
+            Box::new(
+                SuccessiveHalvingPrunerConfig::new()
+                    .with_min_resource(Some(1))
+                    .with_reduction_factor(2)
+                    .init()
+                    .unwrap(),
+            ),
         ),
         (
             "hyperband",
-            Box::new(HyperbandPruner::new(1, Some(9), 3, 0).unwrap()),
+            Box::new(
+                HyperbandPrunerConfig::new()
+                    .with_max_resource(Some(9))
+                    .init()
+                    .unwrap(),
+            ),
         ),
         (
             "threshold",
-            Box::new(ThresholdPruner::new(None, Some(1e9), 0, 1).unwrap()),
+            Box::new(
+                ThresholdPrunerConfig::new()
+                    .with_upper(Some(1e9))
+                    .init()
+                    .unwrap(),
+            ),
         ),
         (
             "patient",
-            Box::new(PatientPruner::new(Some(Box::new(MedianPruner::default())), 1, 0.0).unwrap()),
+            Box::new(
+                PatientPrunerConfig::new(1)
+                    .with_wrapped(Some(Box::new(MedianPruner::default())))
+                    .init()
+                    .unwrap(),
+            ),
         ),
         ("wilcoxon", Box::new(WilcoxonPruner::default())),
     ]

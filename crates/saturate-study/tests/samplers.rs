@@ -27,15 +27,34 @@ fn factories() -> Vec<(&'static str, Factory)> {
             )
         }),
         ("qmc-sobol", |s| {
-            Box::new(QmcSampler::new(QmcKind::Sobol, Some(s)))
+            Box::new(
+                QmcSamplerConfig::new()
+                    .with_kind(QmcKind::Sobol)
+                    .with_seed(Some(s))
+                    .init()
+                    .unwrap(),
+            )
         }),
         ("qmc-halton", |s| {
-            Box::new(QmcSampler::new(QmcKind::Halton, Some(s)))
+            Box::new(
+                QmcSamplerConfig::new()
+                    .with_kind(QmcKind::Halton)
+                    .with_seed(Some(s))
+                    .init()
+                    .unwrap(),
+            )
         }),
         ("cmaes", |s| {
-            Box::new(CmaEsSampler::new(Some(s), None, None))
+            Box::new(CmaEsSamplerConfig::new().with_seed(Some(s)).init().unwrap())
         }),
-        ("grid", |s| Box::new(GridSampler::new(grid(), Some(s)))),
+        ("grid", |s| {
+            Box::new(
+                GridSamplerConfig::new(grid())
+                    .with_seed(Some(s))
+                    .init()
+                    .unwrap(),
+            )
+        }),
     ]
 }
 
@@ -300,7 +319,10 @@ fn grid_sampler_visits_every_point_once() {
         ),
     ]
     .into();
-    let sampler = GridSampler::new(space, Some(0));
+    let sampler = GridSamplerConfig::new(space)
+        .with_seed(Some(0))
+        .init()
+        .unwrap();
     assert_eq!(sampler.len(), 6);
     let study = DefaultStudy::builder().sampler(sampler).build().unwrap();
     let mut seen = std::collections::BTreeSet::new();
@@ -382,7 +404,14 @@ fn tpe_and_cmaes_beat_random_search_on_a_sphere() {
         Box::new(TpeSampler::builder().seed(seed).multivariate(true).build())
     });
     assert_beats_random("multivariate TPE", &multivariate, 0.25);
-    let cmaes = against_random(|seed| Box::new(CmaEsSampler::new(Some(seed), None, None)));
+    let cmaes = against_random(|seed| {
+        Box::new(
+            CmaEsSamplerConfig::new()
+                .with_seed(Some(seed))
+                .init()
+                .unwrap(),
+        )
+    });
     assert_beats_random("CMA-ES", &cmaes, 0.25);
 }
 
@@ -498,7 +527,13 @@ fn multivariate_constant_liar_publishes_relative_params_of_running_trials() {
 fn qmc_points_are_stratified() {
     for kind in [QmcKind::Sobol, QmcKind::Halton] {
         let study = DefaultStudy::builder()
-            .sampler(QmcSampler::new(kind, Some(7)))
+            .sampler(
+                QmcSamplerConfig::new()
+                    .with_kind(kind)
+                    .with_seed(Some(7))
+                    .init()
+                    .unwrap(),
+            )
             .build()
             .unwrap();
         study
@@ -576,7 +611,15 @@ fn tpe_trace(sampler: TpeSampler, objectives: usize, batch: usize, n: usize) -> 
 #[test]
 fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
     /// Name, sampler, objectives, batch size, last 10 values, hash of 12 and 300 trials.
-    type Case = (&'static str, fn() -> TpeSampler, usize, usize, [f64; 10], u64, u64);
+    type Case = (
+        &'static str,
+        fn() -> TpeSampler,
+        usize,
+        usize,
+        [f64; 10],
+        u64,
+        u64,
+    );
     let cases: [Case; 5] = [
         (
             "univariate",

@@ -257,7 +257,12 @@ fn objective_errors_and_panics_fail_the_trial_and_the_study_stays_usable() {
 fn objective_can_prune() {
     let study = DefaultStudy::builder()
         .sampler(RandomSampler::new(Some(0)))
-        .pruner(ThresholdPruner::new(None, Some(1.0), 0, 1).unwrap())
+        .pruner(
+            ThresholdPrunerConfig::new()
+                .with_upper(Some(1.0))
+                .init()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     study

@@ -13,6 +13,23 @@ use crate::trial::{FrozenTrial, TrialState};
 /// [`SuccessiveHalvingPruner`] brackets with `min_early_stopping_rate = bracket`; a trial's
 /// bracket is `crc32("{study_name}_{number}") mod total budget`, and each bracket only
 /// sees its own trials.
+///
+/// # NaN
+///
+/// As [`SuccessiveHalvingPruner`]: a NaN value at a rung is pruned.
+///
+/// # Example
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// let pruner = HyperbandPrunerConfig::new()
+///     .with_max_resource(Some(81))
+///     .init()?;
+/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// # let _ = study;
+/// # Ok::<(), StudyError>(())
+/// ```
 #[derive(Debug)]
 pub struct HyperbandPruner {
     min_resource: i64,
@@ -33,13 +50,13 @@ struct Brackets {
 impl Default for HyperbandPruner {
     /// Optuna's defaults: min 1, max "auto", η = 3, no bootstrap.
     fn default() -> Self {
-        Self::new(1, None, 3, 0).expect("valid defaults")
+        HyperbandPrunerConfig::new().init().expect("valid defaults")
     }
 }
 
 impl HyperbandPruner {
-    /// `max_resource: None` is Optuna's `"auto"`.
-    pub fn new(
+    /// See [`HyperbandPrunerConfig`].
+    fn new(
         min_resource: i64,
         max_resource: Option<i64>,
         reduction_factor: i64,
@@ -113,6 +130,67 @@ impl HyperbandPruner {
     }
 }
 
+/// Configures a [`HyperbandPruner`]; the defaults are Optuna's (min 1, max `"auto"`, η = 3, no bootstrap).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HyperbandPrunerConfig {
+    /// Steps before the first rung of the most aggressive bracket (default 1; at least 1).
+    pub min_resource: i64,
+    /// Steps of a full trial; `None` is Optuna's `"auto"`: the largest last step of the finished trials + 1 (default `None`).
+    pub max_resource: Option<i64>,
+    /// η of every bracket (default 3; at least 2).
+    pub reduction_factor: i64,
+    /// Values a rung needs before it promotes any trial (default 0).
+    pub bootstrap_count: usize,
+}
+
+impl Default for HyperbandPrunerConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HyperbandPrunerConfig {
+    /// Optuna's defaults.
+    pub fn new() -> Self {
+        Self {
+            min_resource: 1,
+            max_resource: None,
+            reduction_factor: 3,
+            bootstrap_count: 0,
+        }
+    }
+    /// Sets [`Self::min_resource`].
+    pub fn with_min_resource(mut self, min_resource: i64) -> Self {
+        self.min_resource = min_resource;
+        self
+    }
+    /// Sets [`Self::max_resource`].
+    pub fn with_max_resource(mut self, max_resource: Option<i64>) -> Self {
+        self.max_resource = max_resource;
+        self
+    }
+    /// Sets [`Self::reduction_factor`].
+    pub fn with_reduction_factor(mut self, reduction_factor: i64) -> Self {
+        self.reduction_factor = reduction_factor;
+        self
+    }
+    /// Sets [`Self::bootstrap_count`].
+    pub fn with_bootstrap_count(mut self, bootstrap_count: usize) -> Self {
+        self.bootstrap_count = bootstrap_count;
+        self
+    }
+    /// The pruner; [`StudyError::InvalidArgument`](crate::StudyError::InvalidArgument)
+    /// names the first argument out of its range.
+    pub fn init(&self) -> Result<HyperbandPruner> {
+        HyperbandPruner::new(
+            self.min_resource,
+            self.max_resource,
+            self.reduction_factor,
+            self.bootstrap_count,
+        )
+    }
+}
+
 impl Brackets {
     fn bracket_of(&self, study_name: &str, number: u64) -> usize {
         let mut n = crc32fast::hash(format!("{study_name}_{number}").as_bytes()) % self.total;
@@ -151,7 +229,10 @@ mod tests {
         // Optuna 4.9: p = HyperbandPruner(1, 81, 3); p._try_initialization(study)
         // p._trial_allocation_budgets == [81, 34, 15, 8, 5], total 143, and
         // [crc32(f"s_{n}".encode()) % 143 for n in range(5)] == [1, 52, 65, 111, 2].
-        let pruner = HyperbandPruner::new(1, Some(81), 3, 0).unwrap();
+        let pruner = HyperbandPrunerConfig::new()
+            .with_max_resource(Some(81))
+            .init()
+            .unwrap();
         let storage = crate::storage::InMemoryStorage::new();
         let view = StudyView::new(&storage, 0, "s", &[crate::trial::StudyDirection::Minimize]);
         let brackets = pruner.init(&view).unwrap().unwrap();

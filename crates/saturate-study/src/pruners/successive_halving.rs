@@ -17,6 +17,24 @@ use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 /// continues only if it is in the top 1/η of the values recorded at that rung (for the
 /// first η−1 values: only if it is the best so far), and only once more than
 /// `bootstrap_count` values are there.
+///
+/// # NaN
+///
+/// A trial whose value at a rung is NaN is pruned there.
+///
+/// # Example
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// let pruner = SuccessiveHalvingPrunerConfig::new()
+///     .with_min_resource(Some(1))
+///     .with_reduction_factor(3)
+///     .init()?;
+/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// # let _ = study;
+/// # Ok::<(), StudyError>(())
+/// ```
 #[derive(Debug)]
 pub struct SuccessiveHalvingPruner {
     /// `None` = "auto", fixed at the first decision that can make it.
@@ -29,14 +47,15 @@ pub struct SuccessiveHalvingPruner {
 impl Default for SuccessiveHalvingPruner {
     /// Optuna's defaults: `min_resource="auto"`, η = 4, rate 0, no bootstrap.
     fn default() -> Self {
-        Self::new(None, 4, 0, 0).expect("valid defaults")
+        SuccessiveHalvingPrunerConfig::new()
+            .init()
+            .expect("valid defaults")
     }
 }
 
 impl SuccessiveHalvingPruner {
-    /// `min_resource: None` is Optuna's `"auto"`: the largest last step of the COMPLETE
-    /// trials divided by 100 (at least 1), once one exists.
-    pub fn new(
+    /// See [`SuccessiveHalvingPrunerConfig`].
+    pub(crate) fn new(
         min_resource: Option<i64>,
         reduction_factor: i64,
         min_early_stopping_rate: u32,
@@ -66,6 +85,67 @@ impl SuccessiveHalvingPruner {
             min_early_stopping_rate,
             bootstrap_count,
         })
+    }
+}
+
+/// Configures a [`SuccessiveHalvingPruner`]; the defaults are Optuna's (`"auto"`, η = 4, rate 0, no bootstrap).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuccessiveHalvingPrunerConfig {
+    /// Steps before the first rung; `None` is Optuna's `"auto"`: the largest last step of the COMPLETE trials / 100 (at least 1), once one exists (default `None`).
+    pub min_resource: Option<i64>,
+    /// η: a trial continues when it is in the top 1/η at a rung (default 4; at least 2).
+    pub reduction_factor: i64,
+    /// Rung 0 is at `min_resource · η^min_early_stopping_rate` (default 0).
+    pub min_early_stopping_rate: u32,
+    /// Values a rung needs before it promotes any trial (default 0; needs an explicit `min_resource`).
+    pub bootstrap_count: usize,
+}
+
+impl Default for SuccessiveHalvingPrunerConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SuccessiveHalvingPrunerConfig {
+    /// Optuna's defaults.
+    pub fn new() -> Self {
+        Self {
+            min_resource: None,
+            reduction_factor: 4,
+            min_early_stopping_rate: 0,
+            bootstrap_count: 0,
+        }
+    }
+    /// Sets [`Self::min_resource`].
+    pub fn with_min_resource(mut self, min_resource: Option<i64>) -> Self {
+        self.min_resource = min_resource;
+        self
+    }
+    /// Sets [`Self::reduction_factor`].
+    pub fn with_reduction_factor(mut self, reduction_factor: i64) -> Self {
+        self.reduction_factor = reduction_factor;
+        self
+    }
+    /// Sets [`Self::min_early_stopping_rate`].
+    pub fn with_min_early_stopping_rate(mut self, min_early_stopping_rate: u32) -> Self {
+        self.min_early_stopping_rate = min_early_stopping_rate;
+        self
+    }
+    /// Sets [`Self::bootstrap_count`].
+    pub fn with_bootstrap_count(mut self, bootstrap_count: usize) -> Self {
+        self.bootstrap_count = bootstrap_count;
+        self
+    }
+    /// The pruner; [`StudyError::InvalidArgument`](crate::StudyError::InvalidArgument)
+    /// names the first argument out of its range.
+    pub fn init(&self) -> Result<SuccessiveHalvingPruner> {
+        SuccessiveHalvingPruner::new(
+            self.min_resource,
+            self.reduction_factor,
+            self.min_early_stopping_rate,
+            self.bootstrap_count,
+        )
     }
 }
 

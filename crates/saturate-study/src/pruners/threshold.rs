@@ -7,7 +7,26 @@ use crate::study::StudyView;
 use crate::trial::FrozenTrial;
 
 /// Prunes when the latest intermediate value is NaN or leaves `[lower, upper]`
-/// (Optuna's `ThresholdPruner`).
+/// (Optuna's `ThresholdPruner`), checked at the first reported step at or after each
+/// pruning point `n_warmup_steps + k * interval_steps`.
+///
+/// # NaN
+///
+/// A NaN intermediate value is pruned (past the warm-up).
+///
+/// # Example
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// // Stop trials whose loss diverges above 10.
+/// let pruner = ThresholdPrunerConfig::new().with_upper(Some(10.0)).init()?;
+/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// let mut trial = study.ask()?;
+/// trial.report(0, 12.0)?;
+/// assert!(trial.should_prune()?);
+/// # Ok::<(), StudyError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct ThresholdPruner {
     lower: Option<f64>,
@@ -17,8 +36,8 @@ pub struct ThresholdPruner {
 }
 
 impl ThresholdPruner {
-    /// At least one bound; `lower <= upper`.
-    pub fn new(
+    /// See [`ThresholdPrunerConfig`].
+    fn new(
         lower: Option<f64>,
         upper: Option<f64>,
         n_warmup_steps: i64,
@@ -45,6 +64,67 @@ impl ThresholdPruner {
             n_warmup_steps,
             interval_steps,
         })
+    }
+}
+
+/// Configures a [`ThresholdPruner`]; the defaults are Optuna's (no bound, no warm-up, every step; give at least one bound, `lower <= upper`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThresholdPrunerConfig {
+    /// Prune below this value (default none).
+    pub lower: Option<f64>,
+    /// Prune above this value (default none).
+    pub upper: Option<f64>,
+    /// Steps of each trial that are never pruned (default 0; at least 0).
+    pub n_warmup_steps: i64,
+    /// Steps between pruning points after the warm-up (default 1; at least 1).
+    pub interval_steps: i64,
+}
+
+impl Default for ThresholdPrunerConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ThresholdPrunerConfig {
+    /// Optuna's defaults.
+    pub fn new() -> Self {
+        Self {
+            lower: None,
+            upper: None,
+            n_warmup_steps: 0,
+            interval_steps: 1,
+        }
+    }
+    /// Sets [`Self::lower`].
+    pub fn with_lower(mut self, lower: Option<f64>) -> Self {
+        self.lower = lower;
+        self
+    }
+    /// Sets [`Self::upper`].
+    pub fn with_upper(mut self, upper: Option<f64>) -> Self {
+        self.upper = upper;
+        self
+    }
+    /// Sets [`Self::n_warmup_steps`].
+    pub fn with_n_warmup_steps(mut self, n_warmup_steps: i64) -> Self {
+        self.n_warmup_steps = n_warmup_steps;
+        self
+    }
+    /// Sets [`Self::interval_steps`].
+    pub fn with_interval_steps(mut self, interval_steps: i64) -> Self {
+        self.interval_steps = interval_steps;
+        self
+    }
+    /// The pruner; [`StudyError::InvalidArgument`](crate::StudyError::InvalidArgument)
+    /// names the first argument out of its range.
+    pub fn init(&self) -> Result<ThresholdPruner> {
+        ThresholdPruner::new(
+            self.lower,
+            self.upper,
+            self.n_warmup_steps,
+            self.interval_steps,
+        )
     }
 }
 

@@ -11,6 +11,22 @@ use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 /// prunes when the trial is worse with p < `p_threshold` (Optuna's `WilcoxonPruner`,
 /// `zero_method="zsplit"`). Exact p-values without ties or zeros up to 50 pairs,
 /// the normal approximation otherwise, as SciPy does.
+///
+/// # NaN
+///
+/// A trial with a non-finite intermediate value is never pruned (nor when the best trial
+/// has one); the best trial is the best COMPLETE trial whose value is not NaN.
+///
+/// # Example
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// let pruner = WilcoxonPrunerConfig::new().with_p_threshold(0.05).init()?;
+/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// # let _ = study;
+/// # Ok::<(), StudyError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct WilcoxonPruner {
     p_threshold: f64,
@@ -20,13 +36,13 @@ pub struct WilcoxonPruner {
 impl Default for WilcoxonPruner {
     /// Optuna's defaults: p < 0.1, 2 startup steps.
     fn default() -> Self {
-        Self::new(0.1, 2).expect("valid defaults")
+        WilcoxonPrunerConfig::new().init().expect("valid defaults")
     }
 }
 
 impl WilcoxonPruner {
-    /// `p_threshold` in [0, 1].
-    pub fn new(p_threshold: f64, n_startup_steps: usize) -> Result<Self> {
+    /// See [`WilcoxonPrunerConfig`].
+    fn new(p_threshold: f64, n_startup_steps: usize) -> Result<Self> {
         if !(0.0..=1.0).contains(&p_threshold) {
             return Err(invalid_argument(
                 "p_threshold",
@@ -37,6 +53,46 @@ impl WilcoxonPruner {
             p_threshold,
             n_startup_steps,
         })
+    }
+}
+
+/// Configures a [`WilcoxonPruner`]; the defaults are Optuna's (p < 0.1, 2 startup steps).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WilcoxonPrunerConfig {
+    /// Prune when the one-sided p-value is below this (default 0.1; in [0, 1]).
+    pub p_threshold: f64,
+    /// Steps (pairs) needed before testing (default 2).
+    pub n_startup_steps: usize,
+}
+
+impl Default for WilcoxonPrunerConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WilcoxonPrunerConfig {
+    /// Optuna's defaults.
+    pub fn new() -> Self {
+        Self {
+            p_threshold: 0.1,
+            n_startup_steps: 2,
+        }
+    }
+    /// Sets [`Self::p_threshold`].
+    pub fn with_p_threshold(mut self, p_threshold: f64) -> Self {
+        self.p_threshold = p_threshold;
+        self
+    }
+    /// Sets [`Self::n_startup_steps`].
+    pub fn with_n_startup_steps(mut self, n_startup_steps: usize) -> Self {
+        self.n_startup_steps = n_startup_steps;
+        self
+    }
+    /// The pruner; [`StudyError::InvalidArgument`](crate::StudyError::InvalidArgument)
+    /// names the first argument out of its range.
+    pub fn init(&self) -> Result<WilcoxonPruner> {
+        WilcoxonPruner::new(self.p_threshold, self.n_startup_steps)
     }
 }
 

@@ -10,7 +10,7 @@ use rand_distr::{Distribution as _, StandardNormal};
 use serde_json::Value;
 
 use crate::distributions::Distribution;
-use crate::error::Result;
+use crate::error::{invalid_argument, Result};
 use crate::samplers::base::{intersection_search_space, sample_uniform, seeded_rng, Sampler};
 use crate::samplers::SearchSpace;
 use crate::study::StudyView;
@@ -26,6 +26,26 @@ const GENERATION_KEY: &str = "cma:generation";
 ///
 /// Each trial is tagged with its generation (system attribute `cma:generation`); once
 /// `popsize` trials of the current generation are COMPLETE, the distribution is updated.
+///
+/// # NaN
+///
+/// The generation's update orders losses with `f64::total_cmp`: a NaN loss with the sign
+/// bit clear (what arithmetic produces) ranks last.
+///
+/// # Example
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// let sampler = CmaEsSamplerConfig::new().with_seed(Some(0)).with_popsize(Some(8)).init()?;
+/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// study.optimize(Some(20), None, |t| {
+///     let x = t.suggest_float("x", -5.0, 5.0)?;
+///     let y = t.suggest_float("y", -5.0, 5.0)?;
+///     Ok(x * x + y * y)
+/// })?;
+/// # Ok::<(), StudyError>(())
+/// ```
 #[derive(Debug)]
 pub struct CmaEsSampler {
     rng: StdRng,
@@ -50,19 +70,84 @@ struct CmaState {
     lambda: usize,
 }
 
-impl CmaEsSampler {
-    /// `sigma0`: initial step size in the normalised space (Optuna: 1/6 of the range);
-    /// `popsize`: λ (default 4 + ⌊3 ln n⌋).
-    pub fn new(seed: Option<u64>, sigma0: Option<f64>, popsize: Option<usize>) -> Self {
+/// Configures a [`CmaEsSampler`]; the defaults are Optuna's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmaEsSamplerConfig {
+    /// Seed of the sampler's generator; `None`: from the operating system (default).
+    pub seed: Option<u64>,
+    /// Initial step size in the normalised [0, 1] space (default 1/6 of the range, as
+    /// Optuna's `sigma0 = min_range / 6`; finite and positive).
+    pub sigma0: f64,
+    /// λ, trials per generation; `None`: 4 + ⌊3 ln n⌋ for n parameters (default; at
+    /// least 2 when given).
+    pub popsize: Option<usize>,
+    /// Trials sampled at random before CMA-ES starts (default 1: the first trial defines
+    /// the search space).
+    pub n_startup_trials: usize,
+}
+
+impl Default for CmaEsSamplerConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CmaEsSamplerConfig {
+    /// Optuna's defaults.
+    pub fn new() -> Self {
         Self {
-            rng: seeded_rng(seed),
-            sigma0: sigma0.unwrap_or(1.0 / 6.0),
-            popsize,
+            seed: None,
+            sigma0: 1.0 / 6.0,
+            popsize: None,
             n_startup_trials: 1,
-            state: None,
         }
     }
+    /// Sets [`Self::seed`].
+    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Sets [`Self::sigma0`].
+    pub fn with_sigma0(mut self, sigma0: f64) -> Self {
+        self.sigma0 = sigma0;
+        self
+    }
+    /// Sets [`Self::popsize`].
+    pub fn with_popsize(mut self, popsize: Option<usize>) -> Self {
+        self.popsize = popsize;
+        self
+    }
+    /// Sets [`Self::n_startup_trials`].
+    pub fn with_n_startup_trials(mut self, n_startup_trials: usize) -> Self {
+        self.n_startup_trials = n_startup_trials;
+        self
+    }
+    /// The sampler; [`StudyError::InvalidArgument`](crate::StudyError::InvalidArgument)
+    /// names the first argument out of its range.
+    pub fn init(&self) -> Result<CmaEsSampler> {
+        if !(self.sigma0.is_finite() && self.sigma0 > 0.0) {
+            return Err(invalid_argument(
+                "sigma0",
+                format!("must be finite and positive, got {}", self.sigma0),
+            ));
+        }
+        if let Some(popsize) = self.popsize.filter(|p| *p < 2) {
+            return Err(invalid_argument(
+                "popsize",
+                format!("must be at least 2, got {popsize}"),
+            ));
+        }
+        Ok(CmaEsSampler {
+            rng: seeded_rng(self.seed),
+            sigma0: self.sigma0,
+            popsize: self.popsize,
+            n_startup_trials: self.n_startup_trials,
+            state: None,
+        })
+    }
+}
 
+impl CmaEsSampler {
     fn init_state(&self, space: SearchSpace) -> CmaState {
         let n = space.len();
         let lambda = self

@@ -18,6 +18,28 @@ use crate::trial::FrozenTrial;
 /// trial's system attributes `grid_id` and `search_space`, as Optuna does), choosing at
 /// random among the unvisited ones; when all are used, it picks among all of them.
 /// Suggesting a parameter that is not in the grid is [`StudyError::Sampler`].
+///
+/// # Example
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use saturate_study::prelude::*;
+///
+/// let grid: BTreeMap<String, Vec<ParamValue>> = [
+///     ("depth".to_string(), vec![ParamValue::Int(2), ParamValue::Int(4)]),
+///     ("act".to_string(), vec![ParamValue::from("relu"), ParamValue::from("gelu")]),
+/// ]
+/// .into();
+/// let sampler = GridSamplerConfig::new(grid).with_seed(Some(0)).init()?;
+/// assert_eq!(sampler.len(), 4);
+/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// study.optimize(Some(4), None, |t| {
+///     let depth = t.suggest_int("depth", 2, 4)?;
+///     let _act = t.suggest_categorical("act", ["relu", "gelu"])?;
+///     Ok(depth as f64)
+/// })?;
+/// # Ok::<(), StudyError>(())
+/// ```
 #[derive(Debug)]
 pub struct GridSampler {
     names: Vec<String>,
@@ -25,9 +47,39 @@ pub struct GridSampler {
     rng: StdRng,
 }
 
-impl GridSampler {
-    /// The grid: the values of each parameter, by name.
-    pub fn new(search_space: BTreeMap<String, Vec<ParamValue>>, seed: Option<u64>) -> Self {
+/// Configures a [`GridSampler`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridSamplerConfig {
+    /// The values of each parameter, by name (required; every list non-empty).
+    pub search_space: BTreeMap<String, Vec<ParamValue>>,
+    /// Seed of the order in which unvisited points are taken; `None`: from the operating
+    /// system (default).
+    pub seed: Option<u64>,
+}
+
+impl GridSamplerConfig {
+    /// A config for the grid `search_space`.
+    pub fn new(search_space: BTreeMap<String, Vec<ParamValue>>) -> Self {
+        Self {
+            search_space,
+            seed: None,
+        }
+    }
+    /// Sets [`Self::seed`].
+    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// The sampler; [`StudyError::InvalidArgument`] when a parameter has no value.
+    pub fn init(&self) -> Result<GridSampler> {
+        if let Some((name, _)) = self.search_space.iter().find(|(_, v)| v.is_empty()) {
+            return Err(StudyError::InvalidArgument {
+                what: "search_space",
+                reason: format!("parameter `{name}` has no value; give it at least one"),
+            });
+        }
+        let search_space = &self.search_space;
+        let seed = self.seed;
         let names: Vec<String> = search_space.keys().cloned().collect();
         let mut grid = vec![Vec::new()];
         for values in search_space.values() {
@@ -42,13 +94,15 @@ impl GridSampler {
                 })
                 .collect();
         }
-        Self {
+        Ok(GridSampler {
             names,
             grid,
             rng: seeded_rng(seed),
-        }
+        })
     }
+}
 
+impl GridSampler {
     /// Number of grid points.
     pub fn len(&self) -> usize {
         self.grid.len()

@@ -24,6 +24,20 @@ pub enum QmcKind {
 /// Samples the search space of the first COMPLETE trial with a scrambled low-discrepancy
 /// sequence: trial number n gets point n − 1 (Optuna's `QMCSampler`). Parameters outside that
 /// space, and every parameter of the first trial, are sampled at random.
+///
+/// # Example
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// let sampler = QmcSamplerConfig::new()
+///     .with_kind(QmcKind::Halton)
+///     .with_seed(Some(7))
+///     .init()?;
+/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// study.optimize(Some(8), None, |t| Ok(t.suggest_float("x", 0.0, 1.0)?))?;
+/// # Ok::<(), StudyError>(())
+/// ```
 #[derive(Debug)]
 pub struct QmcSampler {
     kind: QmcKind,
@@ -32,19 +46,54 @@ pub struct QmcSampler {
     space: Option<SearchSpace>,
 }
 
-impl QmcSampler {
-    /// A sampler; `seed` fixes the scrambling (and the random fallback).
-    pub fn new(kind: QmcKind, seed: Option<u64>) -> Self {
-        let mut rng = seeded_rng(seed);
-        let seed = rand::Rng::random(&mut rng);
+/// Configures a [`QmcSampler`]; the defaults are Optuna's (scrambled Sobol points).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QmcSamplerConfig {
+    /// The sequence (default [`QmcKind::Sobol`]).
+    pub kind: QmcKind,
+    /// Seed of the scrambling and of the random fallback; `None`: from the operating
+    /// system (default).
+    pub seed: Option<u64>,
+}
+
+impl Default for QmcSamplerConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl QmcSamplerConfig {
+    /// Optuna's defaults.
+    pub fn new() -> Self {
         Self {
-            kind,
+            kind: QmcKind::Sobol,
+            seed: None,
+        }
+    }
+    /// Sets [`Self::kind`].
+    pub fn with_kind(mut self, kind: QmcKind) -> Self {
+        self.kind = kind;
+        self
+    }
+    /// Sets [`Self::seed`].
+    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// The sampler (no argument can be out of range).
+    pub fn init(&self) -> Result<QmcSampler> {
+        let mut rng = seeded_rng(self.seed);
+        let seed = rand::Rng::random(&mut rng);
+        Ok(QmcSampler {
+            kind: self.kind,
             seed,
             rng,
             space: None,
-        }
+        })
     }
+}
 
+impl QmcSampler {
     fn point(&self, index: u64, dimension: usize) -> f64 {
         match self.kind {
             QmcKind::Sobol => f64::from(sobol_burley::sample(

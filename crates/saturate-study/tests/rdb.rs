@@ -369,9 +369,11 @@ fn retry_after_kill(storage: Arc<dyn Storage>, name: &str) {
     let x = killed[0].params["x"].internal;
     // Within the grace period the trial is alive.
     assert!(fail_stale_trials(&*storage, study.id()).unwrap().is_empty());
-    // Past it (2 s; SQLite's CURRENT_TIMESTAMP has whole seconds), the next worker fails it
+    // Past it (4 s: the last beat was at most 0.5 s before the kill, SQLite's
+    // CURRENT_TIMESTAMP has whole seconds, and a loaded machine may stall; a margin that
+    // keeps the check above from seeing a stale trial), the next worker fails it
     // and the retry callback enqueues a copy, which that worker then runs.
-    std::thread::sleep(Duration::from_millis(3500));
+    std::thread::sleep(Duration::from_millis(5500));
     let mut seen = None;
     study
         .optimize(Some(1), None, |t| {
@@ -417,7 +419,7 @@ fn retrying(
 fn a_killed_workers_trial_fails_after_the_grace_period_and_is_retried_on_sqlite() {
     let dir = tempdir();
     let url = sqlite_url(&dir.path().join("heartbeat.db"));
-    let (interval, grace, callback) = retrying(Duration::from_millis(500), Duration::from_secs(2));
+    let (interval, grace, callback) = retrying(Duration::from_millis(500), Duration::from_secs(4));
     let storage: Arc<dyn Storage> = Arc::new(
         RdbStorage::open(&url)
             .unwrap()
@@ -432,7 +434,7 @@ fn a_killed_workers_trial_fails_after_the_grace_period_and_is_retried_on_sqlite(
 #[test]
 fn a_killed_workers_trial_fails_after_the_grace_period_and_is_retried_on_postgres() {
     let Some(url) = fresh_postgres() else { return };
-    let (interval, grace, callback) = retrying(Duration::from_millis(500), Duration::from_secs(2));
+    let (interval, grace, callback) = retrying(Duration::from_millis(500), Duration::from_secs(4));
     let storage: Arc<dyn Storage> = Arc::new(
         RdbStorage::open(&url)
             .unwrap()
@@ -448,7 +450,7 @@ fn a_killed_workers_trial_fails_after_the_grace_period_and_is_retried_on_postgre
 fn a_killed_workers_trial_fails_after_the_grace_period_and_is_retried_on_a_journal() {
     let dir = tempdir();
     let path = dir.path().join("heartbeat.log");
-    let (interval, grace, callback) = retrying(Duration::from_millis(500), Duration::from_secs(2));
+    let (interval, grace, callback) = retrying(Duration::from_millis(500), Duration::from_secs(4));
     let storage: Arc<dyn Storage> = Arc::new(
         JournalStorage::open(&path)
             .unwrap()
@@ -692,7 +694,7 @@ fn heartbeats_cross_between_optuna_and_saturate() {
         let dir = tempdir();
         let url = sqlite_url(&dir.path().join("py-dies.db"));
         let (interval, grace, callback) =
-            retrying(Duration::from_millis(500), Duration::from_secs(2));
+            retrying(Duration::from_millis(500), Duration::from_secs(4));
         let storage: Arc<dyn Storage> = Arc::new(
             RdbStorage::open(&url)
                 .unwrap()

@@ -5,6 +5,8 @@
 //! - [`samplers`]: random, grid, quasi-Monte Carlo, TPE (Optuna's algorithm), CMA-ES.
 //! - [`pruners`]: median, percentile, successive halving, Hyperband, threshold, patient,
 //!   Wilcoxon.
+//! - [`testing`]: the sampler and storage conformance suites, public for your own
+//!   implementations.
 //! - [`storage`]: in memory, and Optuna's JournalStorage file format, which Python Optuna
 //!   and optuna-dashboard read and write alongside saturate.
 //!
@@ -36,6 +38,7 @@ mod random_id;
 pub mod samplers;
 pub mod storage;
 pub mod study;
+pub mod testing;
 pub mod trial;
 
 pub use distributions::{Choice, Distribution, ParamValue};

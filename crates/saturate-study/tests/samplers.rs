@@ -1,309 +1,83 @@
-//! Sampler conformance suite (run on every sampler) and sampler-specific behaviour.
+//! The public sampler conformance suite run on every sampler, and sampler-specific
+//! behaviour.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
 use saturate_study::prelude::*;
-use saturate_study::samplers::SearchSpace;
-use saturate_study::study::StudyView;
 
-type Factory = fn(u64) -> Box<dyn Sampler>;
+/// One test per (sampler, property) of the public conformance suite.
+macro_rules! conformance {
+    ($($sampler:ident => $make:expr;)*) => {$(
+        mod $sampler {
+            use super::*;
+            use saturate_study::testing::samplers;
 
-fn factories() -> Vec<(&'static str, Factory)> {
-    vec![
-        ("random", |s| Box::new(RandomSampler::new(Some(s)))),
-        ("tpe", |s| {
-            Box::new(TpeSampler::builder().seed(s).n_startup_trials(5).build())
-        }),
-        ("tpe-multivariate", |s| {
-            Box::new(
-                TpeSampler::builder()
-                    .seed(s)
-                    .n_startup_trials(5)
-                    .multivariate(true)
-                    .group(true)
-                    .constant_liar(true)
-                    .build(),
-            )
-        }),
-        ("qmc-sobol", |s| {
-            Box::new(
-                QmcSamplerConfig::new()
-                    .with_kind(QmcKind::Sobol)
-                    .with_seed(Some(s))
-                    .init()
-                    .unwrap(),
-            )
-        }),
-        ("qmc-halton", |s| {
-            Box::new(
-                QmcSamplerConfig::new()
-                    .with_kind(QmcKind::Halton)
-                    .with_seed(Some(s))
-                    .init()
-                    .unwrap(),
-            )
-        }),
-        ("cmaes", |s| {
-            Box::new(CmaEsSamplerConfig::new().with_seed(Some(s)).init().unwrap())
-        }),
-        ("grid", |s| {
-            Box::new(
-                GridSamplerConfig::new(grid())
-                    .with_seed(Some(s))
-                    .init()
-                    .unwrap(),
-            )
-        }),
-    ]
-}
-
-fn grid() -> BTreeMap<String, Vec<ParamValue>> {
-    [
-        ("f", vec![ParamValue::Float(-1.0), ParamValue::Float(0.5)]),
-        (
-            "flog",
-            vec![ParamValue::Float(1e-3), ParamValue::Float(0.5)],
-        ),
-        (
-            "fstep",
-            vec![ParamValue::Float(0.25), ParamValue::Float(1.0)],
-        ),
-        ("i", vec![ParamValue::Int(-3), ParamValue::Int(3)]),
-        ("ilog", vec![ParamValue::Int(1), ParamValue::Int(100)]),
-        ("istep", vec![ParamValue::Int(0), ParamValue::Int(9)]),
-        (
-            "c",
-            vec![ParamValue::from("x"), ParamValue::Categorical(Choice::Null)],
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .chain(single_value_distributions().into_iter().map(|(k, d)| {
-        (
-            k.to_string(),
-            vec![d.to_external(d.single_value().unwrap())],
-        )
-    }))
-    .collect()
-}
-
-/// Distributions with exactly one value, of every kind.
-fn single_value_distributions() -> Vec<(&'static str, Distribution)> {
-    vec![
-        (
-            "single_f",
-            FloatDistribution::new(2.0, 2.0, false, None)
-                .unwrap()
-                .into(),
-        ),
-        (
-            "single_flog",
-            FloatDistribution::new(0.3, 0.3, true, None).unwrap().into(),
-        ),
-        // The step is wider than the range: only `low` is on the grid.
-        (
-            "single_fstep",
-            FloatDistribution::new(0.5, 0.7, false, Some(0.25))
-                .unwrap()
-                .into(),
-        ),
-        (
-            "single_i",
-            IntDistribution::new(3, 3, false, 1).unwrap().into(),
-        ),
-        (
-            "single_ilog",
-            IntDistribution::new(7, 7, true, 1).unwrap().into(),
-        ),
-        (
-            "single_istep",
-            IntDistribution::new(4, 6, false, 3).unwrap().into(),
-        ),
-        (
-            "single_c",
-            CategoricalDistribution::new(vec!["only".into()])
-                .unwrap()
-                .into(),
-        ),
-    ]
-}
-
-/// Runs 30 trials over every kind of distribution; every 7th objective is NaN.
-fn run(sampler: Box<dyn Sampler>) -> Vec<BTreeMap<String, ParamValue>> {
-    let study = DefaultStudy::builder()
-        .sampler(sampler)
-        .pruner(NopPruner)
-        .build()
-        .unwrap();
-    for i in 0..30 {
-        let mut t = study.ask().unwrap();
-        let value = suggest_every_kind(&mut t, i);
-        study.tell(&t, &[value]).unwrap();
-    }
-    study
-        .trials(None)
-        .unwrap()
-        .iter()
-        .map(|t| {
-            t.params
-                .iter()
-                .map(|(k, p)| (k.clone(), p.value()))
-                .collect()
-        })
-        .collect()
-}
-
-/// Suggests one parameter of every kind of distribution; the objective of trial `i`, NaN
-/// for every 7th.
-fn suggest_every_kind(t: &mut Trial, i: usize) -> f64 {
-    let f = t.suggest_float("f", -1.0, 1.0).unwrap();
-    let flog = t.suggest_float_log("flog", 1e-3, 1.0).unwrap();
-    let fstep = t.suggest_float_step("fstep", 0.0, 1.0, 0.25).unwrap();
-    let i_ = t.suggest_int("i", -3, 3).unwrap();
-    let ilog = t.suggest_int_log("ilog", 1, 100).unwrap();
-    let istep = t.suggest_int_step("istep", 0, 10, 3).unwrap();
-    let c = t
-        .suggest_categorical("c", [Choice::from("x"), Choice::Null, Choice::Bool(true)])
-        .unwrap();
-    assert!((-1.0..=1.0).contains(&f));
-    assert!((1e-3..=1.0).contains(&flog));
-    assert!(
-        (0.0..=1.0).contains(&fstep) && (fstep / 0.25).fract() == 0.0,
-        "{fstep}"
-    );
-    assert!((-3..=3).contains(&i_) && (1..=100).contains(&ilog));
-    assert!([0, 3, 6, 9].contains(&istep), "{istep}");
-    assert!(matches!(
-        c,
-        Choice::Str(_) | Choice::Null | Choice::Bool(true)
-    ));
-    if i % 7 == 6 {
-        f64::NAN
-    } else {
-        f * f + flog + fstep + (i_ * i_) as f64
-    }
-}
-
-/// Forwards to a sampler the test also holds, and records every value it returns that is
-/// not inside its distribution.
-struct Checked {
-    sampler: Arc<Mutex<Box<dyn Sampler>>>,
-    outside: Arc<Mutex<Vec<String>>>,
-}
-
-impl Checked {
-    fn check(&self, name: &str, distribution: &Distribution, value: f64) {
-        if !distribution.contains(value) {
-            self.outside
-                .lock()
-                .unwrap()
-                .push(format!("{name} = {value} not in {distribution}"));
-        }
-    }
-}
-
-impl Sampler for Checked {
-    fn infer_relative_search_space(
-        &mut self,
-        study: &StudyView<'_>,
-        trial: &FrozenTrial,
-    ) -> Result<SearchSpace> {
-        let mut sampler = self.sampler.lock().unwrap();
-        sampler.infer_relative_search_space(study, trial)
-    }
-
-    fn sample_relative(
-        &mut self,
-        study: &StudyView<'_>,
-        trial: &FrozenTrial,
-        search_space: &SearchSpace,
-    ) -> Result<BTreeMap<String, f64>> {
-        let mut sampler = self.sampler.lock().unwrap();
-        let values = sampler.sample_relative(study, trial, search_space)?;
-        for (name, value) in &values {
-            self.check(name, &search_space[name], *value);
-        }
-        Ok(values)
-    }
-
-    fn sample_independent(
-        &mut self,
-        study: &StudyView<'_>,
-        trial: &FrozenTrial,
-        name: &str,
-        distribution: &Distribution,
-    ) -> Result<f64> {
-        let mut sampler = self.sampler.lock().unwrap();
-        let value = sampler.sample_independent(study, trial, name, distribution)?;
-        self.check(name, distribution, value);
-        Ok(value)
-    }
-
-    fn before_trial(&mut self, study: &StudyView<'_>, trial: &FrozenTrial) -> Result<()> {
-        self.sampler.lock().unwrap().before_trial(study, trial)
-    }
-
-    fn after_trial(
-        &mut self,
-        study: &StudyView<'_>,
-        trial: &FrozenTrial,
-        state: TrialState,
-        values: Option<&[f64]>,
-    ) -> Result<()> {
-        let mut sampler = self.sampler.lock().unwrap();
-        sampler.after_trial(study, trial, state, values)
-    }
-}
-
-#[test]
-fn every_sampler_returns_values_inside_the_distribution() {
-    for (name, factory) in factories() {
-        let sampler = Arc::new(Mutex::new(factory(3)));
-        let checked = Checked {
-            sampler: sampler.clone(),
-            outside: Arc::default(),
-        };
-        let outside = checked.outside.clone();
-        let study = DefaultStudy::builder()
-            .sampler(checked)
-            .pruner(NopPruner)
-            .build()
-            .unwrap();
-        // 20 trials: TPE's 5 startup trials and CMA-ES's first generations are well past.
-        for i in 0..20 {
-            let mut t = study.ask().unwrap();
-            let value = suggest_every_kind(&mut t, i);
-            for (param, distribution) in single_value_distributions() {
-                // `Trial::suggest` no longer asks the sampler for these: ask it directly.
-                let sampled = sampler
-                    .lock()
-                    .unwrap()
-                    .sample_independent(&study.view(), t.frozen(), param, &distribution)
-                    .unwrap();
-                assert!(
-                    distribution.contains(sampled),
-                    "{name}, trial {i}: {param} = {sampled} not in {distribution}"
-                );
-                let suggested = t.suggest(param, distribution.clone()).unwrap();
-                assert_eq!(suggested, distribution.to_external(sampled), "{name}");
+            fn make(seed: u64) -> Box<dyn Sampler> {
+                $make(seed)
             }
-            study.tell(&t, &[value]).unwrap();
+
+            #[test]
+            fn values_stay_inside_their_distributions() {
+                samplers::values_stay_inside_their_distributions(&make);
+            }
+            #[test]
+            fn single_value_distributions_return_their_value() {
+                samplers::single_value_distributions_return_their_value(&make);
+            }
+            #[test]
+            fn same_seed_gives_the_same_sequence() {
+                samplers::same_seed_gives_the_same_sequence(&make);
+            }
+            #[test]
+            fn different_seeds_give_different_sequences() {
+                samplers::different_seeds_give_different_sequences(&make);
+            }
+            #[test]
+            fn nan_objective_values_are_survived() {
+                samplers::nan_objective_values_are_survived(&make);
+            }
+            #[test]
+            fn conditional_parameters_are_sampled() {
+                samplers::conditional_parameters_are_sampled(&make);
+            }
+            #[test]
+            fn two_objective_studies_are_sampled() {
+                samplers::two_objective_studies_are_sampled(&make);
+            }
         }
-        let outside = outside.lock().unwrap();
-        assert!(outside.is_empty(), "{name}: {outside:?}");
-    }
+    )*};
+}
+
+conformance! {
+    random => |s| Box::new(RandomSampler::new(Some(s)));
+    tpe => |s| Box::new(TpeSampler::builder().seed(s).n_startup_trials(5).build());
+    tpe_multivariate => |s| Box::new(
+        TpeSampler::builder()
+            .seed(s)
+            .n_startup_trials(5)
+            .multivariate(true)
+            .group(true)
+            .constant_liar(true)
+            .build(),
+    );
+    qmc_sobol => |s| Box::new(
+        QmcSamplerConfig::new().with_kind(QmcKind::Sobol).with_seed(Some(s)).init().unwrap(),
+    );
+    qmc_halton => |s| Box::new(
+        QmcSamplerConfig::new().with_kind(QmcKind::Halton).with_seed(Some(s)).init().unwrap(),
+    );
+    cmaes => |s| Box::new(CmaEsSamplerConfig::new().with_seed(Some(s)).init().unwrap());
+    grid => |s| Box::new(
+        GridSamplerConfig::new(saturate_study::testing::samplers::suite_grid())
+            .with_seed(Some(s))
+            .init()
+            .unwrap(),
+    );
 }
 
 #[test]
-fn every_sampler_conforms() {
-    for (name, factory) in factories() {
-        let a = run(factory(1));
-        let b = run(factory(1));
-        let c = run(factory(2));
-        assert_eq!(a, b, "{name}: same seed, same sequence");
-        assert_ne!(a, c, "{name}: different seed, different sequence");
-    }
+fn the_whole_suite_runs_on_the_random_sampler() {
+    saturate_study::testing::run_sampler_suite(|seed| Box::new(RandomSampler::new(Some(seed))));
 }
 
 #[test]

@@ -15,7 +15,8 @@ fn conformance(storage: &dyn Storage) {
     conformance_with(storage, false);
 }
 
-/// The suite; `ids_reused` for storages (Optuna's SQLite tables) that hand the id of the
+/// The former one-storage scenario, kept while the RDB tests (`rdb.rs`) call it; the
+/// per-property suite is `saturate_study::testing::storages`. `ids_reused` for storages (Optuna's SQLite tables) that hand the id of the
 /// newest study out again once it is deleted.
 pub(crate) fn conformance_with(storage: &dyn Storage, ids_reused: bool) {
     let minimize = [StudyDirection::Minimize];
@@ -173,9 +174,56 @@ pub(crate) fn conformance_with(storage: &dyn Storage, ids_reused: bool) {
     assert_eq!(storage.create_new_trial(c, None).unwrap(), complete + 1);
 }
 
+/// One test per (storage, property) of the public conformance suite.
+macro_rules! conformance {
+    ($($storage:ident => $make:expr;)*) => {$(
+        mod $storage {
+            #[allow(unused_imports)]
+            use super::*;
+            use saturate_study::testing::storages;
+
+            conformance!(@properties $make;
+                studies_have_ids_names_and_directions,
+                study_attributes_round_trip,
+                trial_ids_are_global_and_numbers_per_study,
+                trial_fields_round_trip,
+                finished_trials_are_immutable,
+                waiting_trials_are_claimed_once,
+                trials_are_listed_in_number_order_and_filtered,
+                unknown_ids_are_typed_errors,
+                deleted_studies_are_gone_with_their_trials,
+                trial_ids_keep_counting_across_studies,
+            );
+        }
+    )*};
+    (@properties $make:expr; $($property:ident,)*) => {$(
+        #[test]
+        fn $property() {
+            let (storage, _keep) = $make;
+            storages::$property(&*storage);
+        }
+    )*};
+}
+
+conformance! {
+    in_memory => (Box::new(InMemoryStorage::new()) as Box<dyn Storage>, ());
+    journal => {
+        let dir = tempdir();
+        let storage = JournalStorage::open(dir.path().join("journal.log")).unwrap();
+        (Box::new(storage) as Box<dyn Storage>, dir)
+    };
+}
+
 #[test]
-fn in_memory_storage_conforms() {
-    conformance(&InMemoryStorage::new());
+fn the_whole_suite_runs_on_a_journal_per_property() {
+    let dir = tempdir();
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    saturate_study::testing::run_storage_suite(|| {
+        let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.path().join(format!("journal-{n}.log"));
+        Box::new(JournalStorage::open(path).unwrap())
+    });
+    assert_eq!(count.into_inner(), 10);
 }
 
 #[test]

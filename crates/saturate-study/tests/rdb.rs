@@ -92,6 +92,21 @@ fn sqlite_storage_conforms() {
     assert_eq!(again.get_all_trials(0, None).unwrap().len(), 7);
 }
 
+/// The public suite (`saturate_study::testing`), each property on a fresh database
+/// (SQLite runs it in `storage.rs`, one test per property).
+#[test]
+fn postgres_storage_passes_the_public_suite() {
+    if postgres_url().is_none() {
+        return;
+    }
+    let made = AtomicUsize::new(0);
+    saturate_study::testing::run_storage_suite(|| {
+        made.fetch_add(1, Ordering::SeqCst);
+        Box::new(RdbStorage::open(&fresh_postgres().unwrap()).unwrap())
+    });
+    assert_eq!(made.into_inner(), 10);
+}
+
 #[test]
 fn postgres_storage_conforms() {
     let Some(url) = fresh_postgres() else { return };

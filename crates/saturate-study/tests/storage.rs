@@ -212,6 +212,12 @@ conformance! {
         let storage = JournalStorage::open(dir.path().join("journal.log")).unwrap();
         (Box::new(storage) as Box<dyn Storage>, dir)
     };
+    rdb_sqlite => {
+        let dir = tempdir();
+        let url = format!("sqlite:///{}", dir.path().join("study.db").display());
+        let storage = saturate_study::storage::RdbStorage::open(&url).unwrap();
+        (Box::new(storage) as Box<dyn Storage>, dir)
+    };
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //!
 //! `cargo bench -p saturate-study --bench study`. The journal benchmark writes a
 //! 100,000-line Optuna journal to `target/study-bench/journal-100k.log`; time Python
-//! Optuna loading the same file with `scripts/python/bench_journal_load.py`.
+//! Optuna loading the same file with `scripts/python/bench_journal_load.py`. The TPE
+//! benchmark against Python Optuna, in one run: `scripts/bench-study-overhead.sh`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,6 +27,9 @@ fn tpe_study_with_history(n: usize) -> DefaultStudy {
         .build()
         .unwrap();
     warmup.optimize(Some(n), None, objective).unwrap();
+    if let Ok(path) = std::env::var("SATURATE_BENCH_HISTORY") {
+        write_history(&warmup, n, &path);
+    }
     DefaultStudy::builder()
         .name("bench")
         .storage(storage)
@@ -33,6 +37,23 @@ fn tpe_study_with_history(n: usize) -> DefaultStudy {
         .pruner(NopPruner)
         .load()
         .unwrap()
+}
+
+/// Writes the history as JSON lines (internal parameter values and the value), to
+/// `{path}-{n}.jsonl`: scripts/bench-study-overhead.sh gives Python Optuna the same trials.
+fn write_history(study: &DefaultStudy, n: usize, path: &str) {
+    let mut out = String::new();
+    for t in study.trials(None).unwrap().iter() {
+        let mut row: serde_json::Map<String, serde_json::Value> = t
+            .params
+            .iter()
+            .map(|(k, p)| (k.clone(), p.internal.into()))
+            .collect();
+        row.insert("value".into(), t.value().unwrap().into());
+        out.push_str(&serde_json::Value::Object(row).to_string());
+        out.push('\n');
+    }
+    std::fs::write(format!("{path}-{n}.jsonl"), out).unwrap();
 }
 
 fn objective(trial: &mut Trial) -> Result<f64, saturate_study::study::ObjectiveError> {

@@ -207,13 +207,22 @@ fn kernels(
 /// Each kernel's σ: the larger distance to its sorted neighbours among [low, μ…, high].
 fn univariate_sigmas(mus: &[f64], low: f64, high: f64, consider_endpoints: bool) -> Vec<f64> {
     let n = mus.len();
-    // Ties keep observation order, as a stable sort of the indices would.
-    let mut sorted_mus: Vec<(f64, usize)> = mus.iter().copied().zip(0..n).collect();
-    sorted_mus.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let order: Vec<usize> = sorted_mus.iter().map(|(_, i)| *i).collect();
+    // Sorted by `f64::total_cmp` through its integer key (computed once per value, not
+    // per comparison); ties keep observation order, as a stable sort of indices would.
+    let total_order_key = |x: f64| {
+        let bits = x.to_bits() as i64;
+        bits ^ (((bits >> 63) as u64) >> 1) as i64
+    };
+    let mut keyed: Vec<(i64, usize)> = mus
+        .iter()
+        .map(|mu| total_order_key(*mu))
+        .zip(0..n)
+        .collect();
+    keyed.sort_unstable();
+    let order: Vec<usize> = keyed.iter().map(|(_, i)| *i).collect();
     let mut points = Vec::with_capacity(n + 2);
     points.push(low);
-    points.extend(sorted_mus.iter().map(|(mu, _)| *mu));
+    points.extend(order.iter().map(|i| mus[*i]));
     points.push(high);
     let mut sorted: Vec<f64> = (1..=n)
         .map(|i| (points[i] - points[i - 1]).max(points[i + 1] - points[i]))

@@ -250,7 +250,7 @@ impl TpeSampler {
 
         let below_weights = (study.directions().len() > 1).then(|| weights_below(study, &below));
         let estimator = |this: &Self, group: &[Arc<FrozenTrial>], weights: Option<Vec<f64>>| {
-            let mut observations = vec![Vec::new(); space.len()];
+            let mut observations = vec![Vec::with_capacity(group.len()); space.len()];
             let mut kept_weights = Vec::new();
             let mut row = Vec::with_capacity(space.len());
             for (i, t) in group.iter().enumerate() {

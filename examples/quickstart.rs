@@ -3,18 +3,21 @@
 //!
 //! Run: `cargo run --release --example quickstart`
 
-use burn::backend::{Autodiff, NdArray};
+mod common;
+
+use burn::backend::Autodiff;
 use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig, Relu};
 use burn::optim::GradientsParams;
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
+use common::backend::Inner;
 use saturate::optim::SgdConfig;
 use saturate::prelude::*;
 
 // ANCHOR: backend
-type B = Autodiff<Vmap<NdArray>>;
+type B = Autodiff<Vmap<Inner>>;
 // ANCHOR_END: backend
 
 // ANCHOR: model
@@ -52,8 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // ANCHOR: data
     // One data batch shared by every member (tensors built from data are shared; random ones
     // get one draw per member), target y = sum(x).
-    let data =
-        Tensor::<NdArray, 2>::random([256, 4], Distribution::Normal(0.0, 1.0), &device.inner);
+    let data = Tensor::<Inner, 2>::random([256, 4], Distribution::Normal(0.0, 1.0), &device.inner);
     let x = Tensor::<B, 2>::from_data(data.into_data(), &device);
     let y = x.clone().sum_dim(1);
     // ANCHOR_END: data

@@ -175,3 +175,108 @@ fn patch_transformer_trains_groups_of_one_d_model() {
         );
     }
 }
+
+/// The study benchmark's smoke test: both arms of `--short` (2 trials, one group of 2) append
+/// one row each to a CSV of the benchmark's columns, with a complete run, a profile, and a
+/// fixed-time budget consistent with the arm's own wall time; `--table` tabulates them.
+#[test]
+fn study_bench_short_records_both_arms_and_tabulates_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("study.csv");
+    let csv_arg = csv.to_str().unwrap();
+    run_example(
+        "study_bench",
+        &["--arm", "sequential", "--seed", "1", "--csv", csv_arg],
+        &[],
+        dir.path(),
+    );
+    let rows = |csv: &Path| -> Vec<BTreeMap<String, String>> {
+        let text = std::fs::read_to_string(csv).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        lines
+            .map(|line| {
+                let fields: Vec<&str> = line.split(',').collect();
+                assert_eq!(fields.len(), header.len(), "row {line}");
+                header
+                    .iter()
+                    .zip(fields)
+                    .map(|(h, f)| (h.to_string(), f.to_string()))
+                    .collect()
+            })
+            .collect()
+    };
+    let num = |row: &BTreeMap<String, String>, column: &str| -> f64 {
+        row[column]
+            .parse()
+            .unwrap_or_else(|_| panic!("{column} = {:?}", row[column]))
+    };
+    let sequential_wall = num(&rows(&csv)[0], "wall_seconds");
+    // The grouped arm with the sequential arm's wall time as its budget.
+    run_example(
+        "study_bench",
+        &[
+            "--arm",
+            "grouped",
+            "--seed",
+            "1",
+            "--csv",
+            csv_arg,
+            "--budget-seconds",
+            &sequential_wall.to_string(),
+        ],
+        &[],
+        dir.path(),
+    );
+    let rows = rows(&csv);
+    assert_eq!(rows.len(), 2);
+    for (row, (arm, k)) in rows.iter().zip([("sequential", 1.0), ("grouped", 2.0)]) {
+        assert_eq!(row["arm"], arm);
+        assert_eq!(row["seed"], "1");
+        assert_eq!(
+            (num(row, "train_images"), num(row, "valid_images")),
+            (512.0, 256.0)
+        );
+        assert_eq!((num(row, "trials"), num(row, "group_size")), (2.0, k));
+        let best = num(row, "best_accuracy");
+        assert!((0.0..=1.0).contains(&best), "{arm}: best accuracy {best}");
+        let wall = num(row, "wall_seconds");
+        assert!(wall > 0.0 && wall == num(row, "profile_wall_seconds"));
+        assert!(num(row, "profile_cpu_seconds") > 0.0, "{arm}: CPU time");
+        assert!(
+            num(row, "profile_peak_resident_bytes") > 0.0,
+            "{arm}: peak RSS"
+        );
+        assert!(
+            (num(row, "trials_per_minute") - 2.0 / (wall / 60.0)).abs() < 1e-9,
+            "{arm}: trials/minute"
+        );
+        // Trials that finished within the budget: all of them when the arm's own 2 trials
+        // took no longer than the budget (the grouped arm may add more), and the best among
+        // them is never better than the study's best unless more trials ran.
+        let budget = num(row, "budget_seconds");
+        assert_eq!(
+            budget, sequential_wall,
+            "{arm}: the budget is the sequential wall time"
+        );
+        let in_budget = num(row, "budget_trials");
+        if wall <= budget {
+            assert!(
+                in_budget >= 2.0,
+                "{arm}: {in_budget} trials within the budget"
+            );
+        }
+        if arm == "sequential" || (arm == "grouped" && in_budget == 2.0) {
+            assert_eq!(num(row, "budget_best_accuracy"), best, "{arm}");
+        }
+    }
+    assert_eq!(rows[0]["budget_trials"], "2");
+
+    let table = run_example("study_bench", &["--table", csv_arg], &[], dir.path());
+    let table = stdout(&table);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "{table}");
+    assert!(lines[2].starts_with("| 1 | sequential |"), "{table}");
+    assert!(lines[2].contains("| 1.00x |"), "{table}");
+    assert!(lines[3].starts_with("| 1 | grouped |"), "{table}");
+}

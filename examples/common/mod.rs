@@ -1,0 +1,3 @@
+//! Code the examples share: the backend they train on.
+
+pub mod backend;

@@ -1,0 +1,889 @@
+//! The study benchmark: one hyperparameter study of a small CNN on Fashion-MNIST, run one trial
+//! at a time in plain Burn (the *sequential* arm) or in groups of K trials trained as one
+//! batched model by saturate's runner (the *grouped* arm). The paper's protocol: the shipped
+//! Fashion-MNIST subset (8,192 training / 2,048 validation images), batch 128, one epoch per
+//! trial, 24 trials, groups of 8, TPE seeds 0, 1 and 2.
+//!
+//! Both arms run the same study: the same search space (learning rate, momentum, weight decay,
+//! dropout; sampled in that order), the same TPE settings (seeded, constant liar, Optuna's
+//! defaults otherwise), no pruner (one epoch: one report), the same model and the same batches
+//! (every trial reads the training images in the same shuffled order). The sequential arm is
+//! ordinary Burn: `Autodiff<Inner>`, `burn::nn::Dropout`, `burn::optim::Sgd`. The grouped arm is
+//! `Autodiff<Vmap<Inner>>`, saturate's per-member dropout and SGD, driven by
+//! [`run_trainer`] with refill off (each group is K trials asked together).
+//!
+//! The model's width is **fixed** (`--width`, default 8: conv 1→8→16 channels, a 64-unit hidden
+//! layer), not searched: a searched width would be a shared hyperparameter in the grouped arm
+//! (one value per group) but a per-trial one in the sequential arm, and the two arms would no
+//! longer train the same networks.
+//!
+//! One arm per process (the peak resident memory of a [`Profile`] is the process's):
+//!
+//! ```text
+//! study_bench --arm sequential --seed 0 --csv target/bench/study.csv
+//! study_bench --arm grouped --seed 0 --budget-seconds <sequential wall time> --csv ...
+//! study_bench --table target/bench/study.csv        # the markdown table of the CSV
+//! ```
+//!
+//! `--budget-seconds S` adds the fixed-time-budget arm: after its trials the grouped arm goes
+//! on with more groups of the same study until S seconds have passed since it started (groups
+//! still training at that point stop and are not counted), and records how many trials it
+//! completed in S seconds and the best accuracy among them. The sequential arm's budget is
+//! its own wall time. `scripts/bench-study.sh` runs the protocol (with the Python reference of
+//! `scripts/bench-python-reference.sh`) and writes the table; book/src/benchmarks.md has the
+//! results. `--short` (or `SATURATE_SHORT=1`) is the CI smoke test: 512 / 256 images, 2
+//! trials in one group of 2, one epoch of 4 steps.
+//!
+//! The backend is NdArray by default and CUDA with `--features cuda` (examples/common); with
+//! `--features nvml` the profile also samples GPU 0 (busy fraction, energy, peak memory).
+
+mod common;
+
+use std::error::Error;
+use std::fmt::Write as _;
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use burn::backend::Autodiff;
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
+use burn::data::dataset::Dataset;
+use burn::module::{AutodiffModule, Module};
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
+use burn::nn::{Linear, LinearConfig, PaddingConfig2d, Relu};
+use burn::optim::{GradientsParams, Optimizer};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{ElementConversion, Int, Tensor};
+use common::backend::Inner;
+use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageDataset, ImageItem};
+use saturate::optim::{MomentumConfig, Sgd, SgdConfig, WeightDecayConfig};
+use saturate::prelude::*;
+use saturate::profile::Profile;
+use saturate::study::prelude::*;
+use saturate::study::study::ObjectiveError;
+use saturate::train::{GroupBackend, MemberScope, SharedScope, TimeoutPolicy};
+use saturate::vmap::nn::{Dropout, DropoutConfig};
+
+/// The grouped arm's training backend.
+type Train = GroupBackend<Inner>;
+/// The grouped arm's evaluation backend (dropout off).
+type Valid = Vmap<Inner>;
+/// The sequential arm's training backend: plain Burn.
+type Single = Autodiff<Inner>;
+
+/// The protocol's sizes.
+#[derive(Debug, Clone)]
+struct Plan {
+    trials: usize,
+    group_size: usize,
+    batch_size: usize,
+    epochs: usize,
+    width: usize,
+    train_images: usize,
+    valid_images: usize,
+}
+
+impl Plan {
+    fn paper() -> Self {
+        Plan {
+            trials: 24,
+            group_size: 8,
+            batch_size: 128,
+            epochs: 1,
+            width: 8,
+            train_images: 8192,
+            valid_images: 2048,
+        }
+    }
+
+    fn short() -> Self {
+        Plan {
+            trials: 2,
+            group_size: 2,
+            batch_size: 128,
+            epochs: 1,
+            width: 8,
+            train_images: 512,
+            valid_images: 256,
+        }
+    }
+
+    /// Training steps of one epoch (the last partial batch is dropped).
+    fn steps_per_epoch(&self) -> usize {
+        self.train_images / self.batch_size
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model: the examples' small CNN (examples/fashion_mnist.rs) at a fixed width.
+
+/// Everything of the CNN but its dropout layer, which differs between the arms.
+#[derive(Module, Debug)]
+struct Body<B: Backend> {
+    conv1: Conv2d<B>,
+    conv2: Conv2d<B>,
+    pool: MaxPool2d,
+    hidden: Linear<B>,
+    out: Linear<B>,
+    relu: Relu,
+}
+
+impl<B: Backend> Body<B> {
+    /// `width` channels in the first conv, twice that in the second, 64 hidden units.
+    fn new(width: usize, device: &B::Device) -> Self {
+        let conv = |from, to| {
+            Conv2dConfig::new([from, to], [3, 3])
+                .with_padding(PaddingConfig2d::Same)
+                .init(device)
+        };
+        Self {
+            conv1: conv(1, width),
+            conv2: conv(width, 2 * width),
+            pool: MaxPool2dConfig::new([2, 2]).with_strides([2, 2]).init(),
+            hidden: LinearConfig::new(2 * width * 7 * 7, 64).init(device),
+            out: LinearConfig::new(64, 10).init(device),
+            relu: Relu::new(),
+        }
+    }
+
+    /// Images `[batch, 1, 28, 28]` -> logits `[batch, 10]`, with `dropout` applied to the
+    /// flattened features.
+    fn forward(
+        &self,
+        images: Tensor<B, 4>,
+        dropout: impl FnOnce(Tensor<B, 2>) -> Tensor<B, 2>,
+    ) -> Tensor<B, 2> {
+        let x = self
+            .pool
+            .forward(self.relu.forward(self.conv1.forward(images)));
+        let x = self.pool.forward(self.relu.forward(self.conv2.forward(x)));
+        let x = dropout(x.flatten::<2>(1, 3));
+        self.out.forward(self.relu.forward(self.hidden.forward(x)))
+    }
+}
+
+/// The sequential arm's model: one trial, burn's dropout.
+#[derive(Module, Debug)]
+struct SingleCnn<B: Backend> {
+    body: Body<B>,
+    dropout: burn::nn::Dropout,
+}
+
+impl<B: Backend> SingleCnn<B> {
+    fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
+        self.body.forward(images, |x| self.dropout.forward(x))
+    }
+}
+
+/// The grouped arm's model: K trials, saturate's per-member dropout.
+#[derive(Module, Debug)]
+struct GroupCnn<B: Backend> {
+    body: Body<B>,
+    dropout: Dropout<B>,
+}
+
+impl<B: Backend> GroupCnn<B> {
+    fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
+        self.body.forward(images, |x| self.dropout.forward(x))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data and the search space, shared by both arms.
+
+/// The training and validation images and the batch order every trial uses.
+struct Data {
+    train: Arc<PartialDataset<ImageDataset, ImageItem>>,
+    valid: PartialDataset<ImageDataset, ImageItem>,
+    /// The training images in the order every trial reads them (one shuffle, seeded).
+    order: ShuffledDataset<Arc<PartialDataset<ImageDataset, ImageItem>>, ImageItem>,
+    batcher: ImageBatcher,
+}
+
+impl Data {
+    fn new(plan: &Plan, seed: u64) -> Self {
+        let train = FashionMnist::subset_train();
+        let valid = FashionMnist::subset_test();
+        let train_len = plan.train_images.min(train.len());
+        let valid_len = plan.valid_images.min(valid.len());
+        let train = Arc::new(PartialDataset::new(train, 0, train_len));
+        Self {
+            order: ShuffledDataset::new(train.clone(), seed),
+            train,
+            valid: PartialDataset::new(valid, 0, valid_len),
+            // Fashion-MNIST's pixel mean and standard deviation.
+            batcher: ImageBatcher::normalized(vec![0.286], vec![0.353]),
+        }
+    }
+
+    /// Training batch number `step` (of `batch_size` images) of an epoch.
+    fn batch<B: Backend>(
+        &self,
+        step: usize,
+        batch_size: usize,
+        device: &B::Device,
+    ) -> ImageBatch<B> {
+        let items = (step * batch_size..(step + 1) * batch_size)
+            .map(|i| self.order.get(i).expect("index inside the training images"))
+            .collect();
+        self.batcher.batch(items, device)
+    }
+
+    /// The validation images in batches of 512.
+    fn valid_batches<B: Backend>(&self, device: &B::Device) -> Vec<ImageBatch<B>> {
+        let indices: Vec<usize> = (0..self.valid.len()).collect();
+        indices
+            .chunks(512)
+            .map(|chunk| {
+                let items = chunk.iter().filter_map(|&i| self.valid.get(i)).collect();
+                self.batcher.batch(items, device)
+            })
+            .collect()
+    }
+}
+
+/// The study both arms run: TPE seeded with `seed`, constant liar (it matters only when
+/// trials run together), maximising validation accuracy, in memory.
+fn study(seed: u64) -> Result<DefaultStudy, Box<dyn Error>> {
+    Ok(DefaultStudy::builder()
+        .name("study_bench")
+        .direction(StudyDirection::Maximize)
+        .sampler(TpeSampler::builder().seed(seed).constant_liar(true).build())
+        .build()?)
+}
+
+/// The search space's bounds, in sampling order.
+const LR: (f64, f64) = (1e-3, 0.3);
+const MOMENTUM: (f64, f64) = (0.0, 0.95);
+const WEIGHT_DECAY: (f64, f64) = (1e-6, 1e-2);
+const DROPOUT: (f64, f64) = (0.0, 0.6);
+
+// ---------------------------------------------------------------------------------------------
+// The sequential arm: one trial at a time in plain Burn.
+
+/// One trial's hyperparameters.
+#[derive(Debug, Clone, Copy)]
+struct Hyper {
+    lr: f64,
+    momentum: f64,
+    weight_decay: f64,
+    dropout: f64,
+}
+
+/// Trains one CNN for the plan's epochs and returns its validation accuracy.
+fn train_single(plan: &Plan, data: &Data, hyper: Hyper) -> f64 {
+    let device = Default::default();
+    let mut model = SingleCnn::<Single> {
+        body: Body::new(plan.width, &device),
+        dropout: burn::nn::DropoutConfig::new(hyper.dropout).init(),
+    };
+    let mut optim = burn::optim::SgdConfig::new()
+        .with_momentum(Some(burn::optim::momentum::MomentumConfig {
+            momentum: hyper.momentum,
+            dampening: 0.0,
+            nesterov: false,
+        }))
+        .with_weight_decay(Some(burn::optim::decay::WeightDecayConfig::new(
+            hyper.weight_decay as f32,
+        )))
+        .init();
+    let loss_fn = CrossEntropyLossConfig::new().init(&device);
+    for _ in 0..plan.epochs {
+        for step in 0..plan.steps_per_epoch() {
+            let batch: ImageBatch<Single> = data.batch(step, plan.batch_size, &device);
+            let loss = loss_fn.forward(model.forward(batch.images), batch.targets);
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optim.step(hyper.lr, model, grads);
+        }
+    }
+    let model: SingleCnn<<Single as AutodiffBackend>::InnerBackend> = model.valid();
+    let mut hits = 0.0;
+    for batch in data.valid_batches(&device) {
+        let predicted = model.forward(batch.images).argmax(1).squeeze_dim::<1>(1);
+        hits += predicted
+            .equal(batch.targets)
+            .int()
+            .sum()
+            .into_scalar()
+            .elem::<f64>();
+    }
+    hits / data.valid.len() as f64
+}
+
+/// Runs the study one trial at a time; returns the best accuracy.
+fn sequential(plan: &Plan, data: &Data, seed: u64) -> Result<ArmRun, Box<dyn Error>> {
+    let study = study(seed)?;
+    let started = Instant::now();
+    for _ in 0..plan.trials {
+        let mut trial = study.ask()?;
+        let hyper = Hyper {
+            lr: trial.suggest_float_log("lr", LR.0, LR.1)?,
+            momentum: trial.suggest_float("momentum", MOMENTUM.0, MOMENTUM.1)?,
+            weight_decay: trial.suggest_float_log(
+                "weight_decay",
+                WEIGHT_DECAY.0,
+                WEIGHT_DECAY.1,
+            )?,
+            dropout: trial.suggest_float("dropout", DROPOUT.0, DROPOUT.1)?,
+        };
+        let accuracy = train_single(plan, data, hyper);
+        study.tell(&trial, &[accuracy])?;
+        println!(
+            "trial {:2}: accuracy {accuracy:.4} (lr {:.4}, momentum {:.3}, weight decay {:.2e}, \
+             dropout {:.3}) at {:.1} s",
+            trial.number(),
+            hyper.lr,
+            hyper.momentum,
+            hyper.weight_decay,
+            hyper.dropout,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    ArmRun::of(&study)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The grouped arm: saturate's runner, K trials as one model.
+
+/// The grouped arm's training job for [`GroupTrainer`].
+struct StudyTask {
+    data: Data,
+    plan: Plan,
+    /// The next batch of the group's epoch.
+    step: usize,
+}
+
+impl GroupTask<Inner> for StudyTask {
+    /// Nothing is shared: the width is fixed.
+    type Shared = ();
+    type Model = GroupCnn<Train>;
+    type Rule = Sgd;
+    type Batch = ImageBatch<Train>;
+
+    fn suggest_shared<S: Study>(
+        &mut self,
+        _scope: &mut SharedScope<'_, '_, S>,
+    ) -> Result<(), ObjectiveError> {
+        Ok(())
+    }
+
+    fn suggest_members<S: Study>(
+        &mut self,
+        _shared: &(),
+        scope: &mut MemberScope<'_, '_, S>,
+    ) -> Result<MemberHyper, ObjectiveError> {
+        Ok(MemberHyper::new()
+            .with("lr", scope.suggest_float_log("lr", LR.0, LR.1)?)
+            .with(
+                "momentum",
+                scope.suggest_float("momentum", MOMENTUM.0, MOMENTUM.1)?,
+            )
+            .with(
+                "weight_decay",
+                scope.suggest_float_log("weight_decay", WEIGHT_DECAY.0, WEIGHT_DECAY.1)?,
+            )
+            .with(
+                "dropout",
+                scope.suggest_float("dropout", DROPOUT.0, DROPOUT.1)?,
+            ))
+    }
+
+    fn init_model(
+        &mut self,
+        _shared: &(),
+        hyper: &MemberHyper,
+        device: &VmapDevice<Inner>,
+    ) -> GroupCnn<Train> {
+        // A new group (refill is off): its epoch starts at the first batch, as every
+        // sequential trial's does.
+        self.step = 0;
+        GroupCnn {
+            body: Body::new(self.plan.width, device),
+            dropout: DropoutConfig::new(hyper.get("dropout").to_vec())
+                .init(device)
+                .expect("one dropout probability per member, each in [0, 1)"),
+        }
+    }
+
+    fn optimizer(&self, _shared: &(), hyper: &MemberHyper) -> SgdConfig {
+        SgdConfig::new()
+            .with_momentum(Some(
+                MomentumConfig::new()
+                    .with_momentum(hyper.get("momentum").to_hyper())
+                    .with_dampening(0.0),
+            ))
+            .with_weight_decay(Some(WeightDecayConfig::new(
+                hyper.get("weight_decay").to_hyper(),
+            )))
+    }
+
+    fn next_batch(&mut self, device: &VmapDevice<Inner>) -> ImageBatch<Train> {
+        let step = self.step % self.plan.steps_per_epoch();
+        self.step += 1;
+        // One unbatched tensor: every member reads the same images.
+        self.data.batch(step, self.plan.batch_size, device)
+    }
+
+    fn loss(
+        &mut self,
+        model: &GroupCnn<Train>,
+        batch: &ImageBatch<Train>,
+        _hyper: &MemberHyper,
+    ) -> Tensor<Train, 1> {
+        let logits = model.forward(batch.images.clone());
+        CrossEntropyLossConfig::new()
+            .init(&logits.device())
+            .forward(logits, batch.targets.clone())
+    }
+
+    fn evaluate(
+        &mut self,
+        model: &GroupCnn<Train>,
+        device: &VmapDevice<Inner>,
+        _hyper: &MemberHyper,
+    ) -> Members<f64> {
+        let model: GroupCnn<Valid> = model.valid();
+        let mut hits = vec![0.0; device.members];
+        for batch in self.data.valid_batches::<Valid>(device) {
+            let correct = correct(model.forward(batch.images), batch.targets);
+            hits.iter_mut().zip(correct).for_each(|(h, c)| *h += c);
+        }
+        hits.iter()
+            .map(|h| h / self.data.valid.len() as f64)
+            .collect()
+    }
+}
+
+/// Correct predictions of each member on one batch.
+fn correct<B: VmapBackend>(logits: Tensor<B, 2>, targets: Tensor<B, 1, Int>) -> Vec<f64> {
+    let predicted = logits.argmax(1).squeeze_dim::<1>(1);
+    member_values(predicted.equal(targets).float().sum()).expect("a sum is one value per member")
+}
+
+/// The grouped arm's trainer and study, kept for the budget's continuation.
+struct Grouped {
+    study: DefaultStudy,
+    trainer: GroupTrainer<StudyTask>,
+}
+
+fn grouped(plan: &Plan, data: Data, seed: u64) -> Result<(ArmRun, Grouped), Box<dyn Error>> {
+    let study = study(seed)?;
+    let mut trainer = GroupTrainer::new(
+        StudyTask {
+            data,
+            plan: plan.clone(),
+            step: 0,
+        },
+        TrainerConfig::new(plan.steps_per_epoch(), plan.epochs).refill(false),
+    );
+    let config = RunConfig::new()
+        .group_size(plan.group_size)
+        .n_trials(plan.trials)
+        .progress(false);
+    let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
+    print!("{summary}");
+    if !summary.group_errors.is_empty() {
+        return Err(format!("groups failed: {:?}", summary.group_errors).into());
+    }
+    Ok((ArmRun::of(&study)?, Grouped { study, trainer }))
+}
+
+/// More groups of the same study until `left` has passed; groups still training then are
+/// stopped at their report (told PRUNED, not counted in the budget).
+fn continue_until(plan: &Plan, arm: &mut Grouped, left: Duration) -> Result<(), Box<dyn Error>> {
+    if !left.is_zero() {
+        let config = RunConfig::new()
+            .group_size(plan.group_size)
+            .timeout(left)
+            .on_timeout(TimeoutPolicy::StopAtNextReport)
+            .progress(false);
+        let summary =
+            run_trainer::<Inner, _, _>(&arm.study, &config, &mut arm.trainer, &Default::default())?;
+        println!(
+            "budget: {} more trials complete, {} stopped at the budget",
+            summary.complete, summary.pruned
+        );
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recording.
+
+/// What a study run finished: complete trials and the best accuracy among them.
+#[derive(Debug, Clone, Copy)]
+struct ArmRun {
+    complete: usize,
+    best: f64,
+}
+
+impl ArmRun {
+    /// Every complete trial of `study`.
+    fn of(study: &DefaultStudy) -> Result<Self, Box<dyn Error>> {
+        Self::within(study, f64::INFINITY)
+    }
+
+    /// The trials of `study` that completed within `budget` seconds of the first trial's
+    /// start (the trials' own timestamps).
+    fn within(study: &DefaultStudy, budget: f64) -> Result<Self, Box<dyn Error>> {
+        let trials = study.trials(None)?;
+        let Some(first) = trials.iter().filter_map(|t| t.datetime_start).min() else {
+            return Ok(Self {
+                complete: 0,
+                best: f64::NAN,
+            });
+        };
+        let in_budget: Vec<f64> = trials
+            .iter()
+            .filter(|t| t.state == TrialState::Complete)
+            .filter(|t| {
+                t.datetime_complete.is_some_and(|done| {
+                    (done - first).num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6 <= budget
+                })
+            })
+            .filter_map(|t| t.value())
+            .collect();
+        Ok(Self {
+            complete: in_budget.len(),
+            best: in_budget.iter().copied().fold(f64::NAN, f64::max),
+        })
+    }
+}
+
+/// The CSV's columns: the run's, then the profile's (`profile_` + [`Profile::csv_header`]).
+/// scripts/python/study_reference.py writes the same columns.
+fn csv_header() -> String {
+    let profile: Vec<String> = Profile::csv_header()
+        .split(',')
+        .map(|c| format!("profile_{c}"))
+        .collect();
+    format!(
+        "arm,seed,backend,commit,width,train_images,valid_images,batch_size,epochs,group_size,\
+         trials,wall_seconds,trials_per_minute,best_accuracy,budget_seconds,budget_trials,\
+         budget_best_accuracy,load_before,load_after,{}",
+        profile.join(",")
+    )
+}
+
+/// The one-minute load average (`/proc/loadavg`), if the platform has it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Appends `row` to `path`, writing the header first if the file is new or empty.
+fn append_row(path: &Path, row: &str) -> Result<(), Box<dyn Error>> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let new = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    if new {
+        writeln!(file, "{}", csv_header())?;
+    } else {
+        let header = std::fs::read_to_string(path)?
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        if header != csv_header() {
+            return Err(format!(
+                "{} has other columns than this benchmark writes: move it away or pass another \
+                 --csv",
+                path.display()
+            )
+            .into());
+        }
+    }
+    writeln!(file, "{row}")?;
+    Ok(())
+}
+
+/// Profiles `work`: wall time, CPU time, peak RSS, and GPU 0 with `--features nvml`.
+fn profiled<T>(work: impl FnOnce() -> T) -> (T, Profile) {
+    #[cfg(feature = "nvml")]
+    {
+        match saturate::profile::Profiler::builder()
+            .nvml(0)
+            .and_then(|b| b.start())
+        {
+            Ok(profiler) => {
+                let result = work();
+                return (result, profiler.finish());
+            }
+            Err(e) => {
+                eprintln!("no GPU telemetry ({e}); profiling CPU and memory only");
+                return saturate::profile::profile(work);
+            }
+        }
+    }
+    #[cfg(not(feature = "nvml"))]
+    saturate::profile::profile(work)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The markdown table of a CSV.
+
+/// One CSV row by column name.
+struct Row(Vec<(String, String)>);
+
+impl Row {
+    fn get(&self, column: &str) -> &str {
+        self.0
+            .iter()
+            .find(|(c, _)| c == column)
+            .map_or("", |(_, v)| v.as_str())
+    }
+    fn num(&self, column: &str) -> Option<f64> {
+        self.get(column).parse().ok()
+    }
+}
+
+fn read_rows(path: &Path) -> Result<Vec<Row>, Box<dyn Error>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("could not read {}: {e}", path.display()))?;
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines.next().ok_or("the CSV is empty")?.split(',').collect();
+    Ok(lines
+        .map(|line| {
+            Row(header
+                .iter()
+                .zip(line.split(','))
+                .map(|(c, v)| (c.to_string(), v.to_string()))
+                .collect())
+        })
+        .collect())
+}
+
+/// The markdown table of every row of the CSV, with the speedup and accuracy difference of
+/// each arm against the sequential arm of the same seed (its last row).
+fn table(path: &Path) -> Result<String, Box<dyn Error>> {
+    let rows = read_rows(path)?;
+    let sequential = |seed: &str| {
+        rows.iter()
+            .rev()
+            .find(|r| r.get("arm") == "sequential" && r.get("seed") == seed)
+    };
+    let mut out = String::new();
+    writeln!(
+        out,
+        "| seed | arm | commit | trials | wall time (s) | speedup vs sequential | trials/min | \
+         best accuracy | vs sequential | budget (s) | trials in budget | best in budget | \
+         CPU time (s) | peak RSS (MiB) | load before → after |"
+    )?;
+    writeln!(
+        out,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    )?;
+    for row in &rows {
+        let base = sequential(row.get("seed"));
+        let wall = row.num("wall_seconds");
+        let speedup = match (base.and_then(|b| b.num("wall_seconds")), wall) {
+            (Some(b), Some(w)) if w > 0.0 => format!("{:.2}x", b / w),
+            _ => "-".into(),
+        };
+        let delta = match (
+            base.and_then(|b| b.num("best_accuracy")),
+            row.num("best_accuracy"),
+        ) {
+            (Some(b), Some(a)) => format!("{:+.4}", a - b),
+            _ => "-".into(),
+        };
+        let f = |c: &str, digits: usize| row.num(c).map_or("-".into(), |v| format!("{v:.digits$}"));
+        let rss = row
+            .num("profile_peak_resident_bytes")
+            .map_or("-".into(), |b| format!("{:.0}", b / (1024.0 * 1024.0)));
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} → {} |",
+            row.get("seed"),
+            row.get("arm"),
+            row.get("commit"),
+            row.get("trials"),
+            f("wall_seconds", 1),
+            speedup,
+            f("trials_per_minute", 2),
+            f("best_accuracy", 4),
+            delta,
+            f("budget_seconds", 0),
+            row.get("budget_trials"),
+            f("budget_best_accuracy", 4),
+            f("profile_cpu_seconds", 0),
+            rss,
+            row.get("load_before"),
+            row.get("load_after"),
+        )?;
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The command line.
+#[derive(Debug)]
+struct Options {
+    arm: Option<String>,
+    seed: u64,
+    short: bool,
+    width: Option<usize>,
+    trials: Option<usize>,
+    csv: PathBuf,
+    budget: Option<f64>,
+    table: Option<PathBuf>,
+}
+
+const USAGE: &str = "study_bench --arm sequential|grouped [--seed N] [--width N] [--trials N] \
+                     [--budget-seconds S] [--csv PATH] [--short] | study_bench --table CSV";
+
+fn options() -> Result<Options, Box<dyn Error>> {
+    let mut o = Options {
+        arm: None,
+        seed: 0,
+        short: std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1"),
+        width: None,
+        trials: None,
+        csv: PathBuf::from("target/bench/study.csv"),
+        budget: None,
+        table: None,
+    };
+    let mut args = std::env::args().skip(1);
+    let value = |name: &str, args: &mut dyn Iterator<Item = String>| {
+        args.next()
+            .ok_or_else(|| format!("{name} needs a value ({USAGE})"))
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--arm" => o.arm = Some(value("--arm", &mut args)?),
+            "--seed" => o.seed = value("--seed", &mut args)?.parse()?,
+            "--width" => o.width = Some(value("--width", &mut args)?.parse()?),
+            "--trials" => o.trials = Some(value("--trials", &mut args)?.parse()?),
+            "--csv" => o.csv = value("--csv", &mut args)?.into(),
+            "--budget-seconds" => o.budget = Some(value("--budget-seconds", &mut args)?.parse()?),
+            "--table" => o.table = Some(value("--table", &mut args)?.into()),
+            "--short" => o.short = true,
+            other => return Err(format!("unknown argument `{other}` ({USAGE})").into()),
+        }
+    }
+    Ok(o)
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let o = options()?;
+    if let Some(csv) = &o.table {
+        print!("{}", table(csv)?);
+        return Ok(());
+    }
+    let arm = o
+        .arm
+        .clone()
+        .ok_or_else(|| format!("choose an arm ({USAGE})"))?;
+    let mut plan = if o.short {
+        Plan::short()
+    } else {
+        Plan::paper()
+    };
+    if let Some(width) = o.width {
+        plan.width = width;
+    }
+    if let Some(trials) = o.trials {
+        plan.trials = trials;
+    }
+    Inner::seed(&Default::default(), o.seed);
+    let data = Data::new(&plan, o.seed);
+    let backend = std::any::type_name::<Inner>()
+        .rsplit("::")
+        .next()
+        .unwrap_or("?")
+        .to_owned();
+    let commit = std::env::var("SATURATE_BENCH_COMMIT").unwrap_or_default();
+    println!(
+        "{arm} arm, seed {}: {} trials{} of the CNN (width {}) on {} / {} images, batch {}, \
+         {} epoch(s) of {} steps; backend {backend}",
+        o.seed,
+        plan.trials,
+        if arm == "grouped" {
+            format!(" in groups of {}", plan.group_size)
+        } else {
+            String::new()
+        },
+        plan.width,
+        data.train.len(),
+        data.valid.len(),
+        plan.batch_size,
+        plan.epochs,
+        plan.steps_per_epoch(),
+    );
+
+    let (train_len, valid_len) = (data.train.len(), data.valid.len());
+    let load_before = load_average();
+    let started = Instant::now();
+    let (run, profile, group_size, budget) = match arm.as_str() {
+        "sequential" => {
+            let (run, profile) = profiled(|| sequential(&plan, &data, o.seed));
+            let run = run?;
+            // The fixed time budget is this arm's own wall time.
+            (run, profile.clone(), 1, (profile.wall_seconds, run))
+        }
+        "grouped" => {
+            let (result, profile) = profiled(|| grouped(&plan, data, o.seed));
+            let (run, mut state) = result?;
+            let budget = o.budget.unwrap_or(profile.wall_seconds);
+            let left = Duration::from_secs_f64(budget).saturating_sub(started.elapsed());
+            if o.budget.is_some() {
+                continue_until(&plan, &mut state, left)?;
+            }
+            let in_budget = ArmRun::within(&state.study, budget)?;
+            (run, profile, plan.group_size, (budget, in_budget))
+        }
+        other => return Err(format!("unknown arm `{other}` ({USAGE})").into()),
+    };
+    let load_after = load_average();
+    if run.complete != plan.trials {
+        return Err(format!(
+            "{} of {} trials completed: the benchmark needs all of them",
+            run.complete, plan.trials
+        )
+        .into());
+    }
+
+    let wall = profile.wall_seconds;
+    let row = format!(
+        "{arm},{},{backend},{commit},{},{},{},{},{},{group_size},{},{wall},{},{},{},{},{},{},{},{}",
+        o.seed,
+        plan.width,
+        train_len,
+        valid_len,
+        plan.batch_size,
+        plan.epochs,
+        plan.trials,
+        plan.trials as f64 / (wall / 60.0),
+        run.best,
+        budget.0,
+        budget.1.complete,
+        budget.1.best,
+        load_before,
+        load_after,
+        profile.to_csv_row(),
+    );
+    append_row(&o.csv, &row)?;
+    println!(
+        "{arm}: {} trials in {wall:.1} s ({:.2} trials/min), best accuracy {:.4}; in {:.0} s: \
+         {} trials, best {:.4}",
+        plan.trials,
+        plan.trials as f64 / (wall / 60.0),
+        run.best,
+        budget.0,
+        budget.1.complete,
+        budget.1.best,
+    );
+    print!("{profile}");
+    println!("row appended to {}", o.csv.display());
+    Ok(())
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The study benchmark (issue 10; book/src/benchmarks.md, "Study benchmark"): the paper's
+# protocol (Fashion-MNIST subset 8,192 / 2,048, batch 128, one epoch, the small CNN at width 8,
+# 24 trials, group 8) for each TPE seed, arms interleaved per seed so that the machine's load
+# hits all of them: sequential saturate (plain Burn, K = 1), grouped saturate (the runner,
+# K = 8, with the fixed-time-budget continuation to the sequential arm's wall time) and
+# sequential Optuna + PyTorch (scripts/bench-python-reference.sh, same budget).
+#
+# usage: scripts/bench-study.sh [seed...]          (default: 0 1 2)
+# env:   ARMS="sequential grouped python"  the arms, in this order per seed
+#        CSV=target/bench/study.csv         rows are appended (one per arm and seed)
+#        FEATURES=cuda,nvml                 cargo features of the build (default: none, NdArray)
+#        STUDY_ARGS="--short"               extra arguments of every arm (e.g. the smoke test)
+#
+# Builds examples/study_bench in release first (and again before each seed: a commit that
+# landed meanwhile is picked up and recorded). Every row records the commit it was built at
+# ("+dirty" when crates/ or examples/ had uncommitted changes), the load average before and
+# after, and its profile (CPU time, peak RSS; GPU with FEATURES=nvml). The markdown table goes
+# to target/bench/study.md with the command, the machine and uptime before/after each arm.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+seeds=("$@")
+[ ${#seeds[@]} -eq 0 ] && seeds=(0 1 2)
+arms=(${ARMS:-sequential grouped python})
+csv="${CSV:-target/bench/study.csv}"
+md="${csv%.csv}.md"
+features="${FEATURES:-}"
+read -r -a extra <<<"${STUDY_ARGS:-}"
+bin="$CARGO_TARGET_DIR/release/examples/study_bench"
+mkdir -p "$(dirname "$csv")"
+
+{
+    echo "command: scripts/bench-study.sh ${seeds[*]} (ARMS=\"${arms[*]}\" FEATURES=\"$features\" STUDY_ARGS=\"${extra[*]:-}\")"
+    echo "started: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB"
+} | tee -a "$md.log"
+
+commit() {
+    local dirty=""
+    git diff --quiet HEAD -- crates examples src 2>/dev/null || dirty="+dirty"
+    echo "$(git rev-parse --short HEAD)$dirty"
+}
+
+for seed in "${seeds[@]}"; do
+    cargo build --release --example study_bench ${features:+--features "$features"}
+    export SATURATE_BENCH_COMMIT="$(commit)"
+    budget=""
+    for arm in "${arms[@]}"; do
+        echo "== seed $seed, $arm (commit $SATURATE_BENCH_COMMIT); before: $(uptime)" | tee -a "$md.log"
+        case "$arm" in
+            sequential)
+                "$bin" --arm sequential --seed "$seed" --csv "$csv" "${extra[@]}"
+                budget=$(awk -F, -v s="$seed" '$1 == "sequential" && $2 == s {w = $12} END {print w}' "$csv")
+                ;;
+            grouped)
+                "$bin" --arm grouped --seed "$seed" --csv "$csv" \
+                    ${budget:+--budget-seconds "$budget"} "${extra[@]}"
+                ;;
+            python)
+                "$root/scripts/bench-python-reference.sh" --seed "$seed" --csv "$csv" \
+                    ${budget:+--budget-seconds "$budget"} "${extra[@]}"
+                ;;
+            *) echo "unknown arm $arm (sequential, grouped, python)" >&2; exit 2 ;;
+        esac
+        echo "== seed $seed, $arm done; after: $(uptime)" | tee -a "$md.log"
+    done
+done
+
+"$bin" --table "$csv" >"$md"
+cat "$md"
+echo "CSV: $csv, table: $md, log: $md.log"

@@ -1,8 +1,6 @@
 //! Multi-objective parts of TPE: the non-domination split with a hypervolume tie-break,
 //! and the hypervolume-contribution weights of l(x) (Optuna's MOTPE).
 
-use std::sync::Arc;
-
 use crate::study::{dominates, StudyView};
 use crate::trial::{FrozenTrial, StudyDirection};
 
@@ -128,11 +126,11 @@ fn select_by_hypervolume(points: &[Vec<f64>], candidates: &[usize], k: usize) ->
 
 /// Splits COMPLETE trials of a multi-objective study: whole non-domination ranks while
 /// they fit in `n_below`, then a hypervolume subset of the next rank.
-pub(crate) fn split_multi_objective(
+pub(crate) fn split_multi_objective<T: std::ops::Deref<Target = FrozenTrial>>(
     directions: &[StudyDirection],
-    trials: Vec<Arc<FrozenTrial>>,
+    trials: Vec<T>,
     n_below: usize,
-) -> (Vec<Arc<FrozenTrial>>, Vec<Arc<FrozenTrial>>) {
+) -> (Vec<T>, Vec<T>) {
     if n_below == 0 {
         return (Vec::new(), trials);
     }
@@ -176,7 +174,7 @@ pub(crate) fn split_multi_objective(
 
 /// Weights of the l(x) kernels: each below trial's normalised hypervolume contribution
 /// (EPS for dominated ones).
-pub(crate) fn weights_below(study: &StudyView<'_>, below: &[Arc<FrozenTrial>]) -> Vec<f64> {
+pub(crate) fn weights_below(study: &StudyView<'_>, below: &[&FrozenTrial]) -> Vec<f64> {
     if below.len() <= 1 {
         return vec![1.0; below.len()];
     }

@@ -383,7 +383,7 @@ pub(crate) fn split_trials<'a>(
         }
     };
     pruned.sort_by(|a, b| {
-        let (sa, sb) = (score(&trials[*a]), score(&trials[*b]));
+        let (sa, sb) = (score(trials[*a]), score(trials[*b]));
         sa.0.total_cmp(&sb.0).then(sa.1.total_cmp(&sb.1))
     });
     for i in &pruned[..n_pruned_below] {

@@ -836,15 +836,6 @@ where
 // Shared (unbatched) weights with per-member data.
 // ---------------------------------------------------------------------------------------------
 
-/// Relative tolerance of a single gradient through shared weights: NdArray's approximate SIMD
-/// reciprocal (used by autodiff's `div` / `log` / `recip` backward) covers a batched tensor in
-/// other chunks than a member's, so gradients through LayerNorm and friends differ by up to
-/// ~1e-4 relative (the differential op harness uses the same 1e-3), and by up to ~2e-5
-/// absolute where the gradient is small.
-pub const GRAD_RTOL: f64 = 1e-3;
-/// Absolute tolerance to go with [`GRAD_RTOL`].
-pub const GRAD_ATOL: f64 = 1e-4;
-
 /// The model of `case` with weights SHARED by all members (loaded from data, so unbatched, like
 /// a frozen pretrained layer), fed one batch per member: each member's loss equals its own run
 /// with the same weights, and each parameter gradient is either per member (batched: member k
@@ -930,7 +921,7 @@ where
         if *batched {
             for (k, want_k) in per.iter().enumerate() {
                 let got: Vec<f32> = g[k].clone().convert::<f32>().to_vec().expect("f32");
-                let (d, ok) = max_diff(&got, want_k, GRAD_ATOL, GRAD_RTOL);
+                let (d, ok) = max_diff(&got, want_k, ATOL, RTOL);
                 if !ok {
                     bad.push(format!(
                         "`{path}` (batched gradient), member {k}: differs by {d:e}"
@@ -942,7 +933,7 @@ where
                 .map(|i| per.iter().map(|w| w[i]).sum())
                 .collect();
             let got: Vec<f32> = g[0].clone().convert::<f32>().to_vec().expect("f32");
-            let (d, ok) = max_diff(&got, &sum, GRAD_ATOL, GRAD_RTOL);
+            let (d, ok) = max_diff(&got, &sum, ATOL, RTOL);
             if !ok {
                 bad.push(format!(
                     "`{path}` (shared gradient): differs from the sum over members by {d:e}"

@@ -190,7 +190,9 @@ fn balanced_checkpointing_gives_the_same_gradients() {
     use rand::SeedableRng;
     use saturate_vmap::{member_data, Batched, Vmap, VmapBackend, VmapDevice};
 
-    use super::common::{cpu, max_diff, transfer, Case, GroupFeed, Inner, MemberFeed, Slot, R};
+    use super::common::{
+        cpu, max_diff, transfer, Case, GroupFeed, Inner, MemberFeed, Slot, ATOL, R, RTOL,
+    };
     use super::models::{CnnCase, MlpCase};
 
     type GC = Autodiff<Vmap<Inner>, BalancedCheckpointing>;
@@ -303,7 +305,7 @@ fn balanced_checkpointing_gives_the_same_gradients() {
         }
         r.visit(&mut RG(&rg, &mut want));
         for (j, w) in want.iter().enumerate() {
-            let (diff, ok) = max_diff(&c[j][2], w, 1e-5, 1e-3);
+            let (diff, ok) = max_diff(&c[j][2], w, ATOL, RTOL);
             assert!(
                 ok,
                 "parameter {j}, member 2: differs from its own run by {diff:e}"

@@ -9,3 +9,4 @@ mod models;
 mod modules;
 mod optim;
 mod running;
+mod seeds;

@@ -134,6 +134,7 @@ fn int_random_members_differ() {
         m[2].as_bytes(),
         "{op}: members 1 and 2 equal"
     );
+    crate::harness::record_property_checked(op);
 }
 
 #[test]

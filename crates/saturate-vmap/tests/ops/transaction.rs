@@ -51,6 +51,7 @@ fn tr_execute_reads_unbatched_tensors() {
         out.read_floats[0].as_bytes()
     );
     assert_eq!(want.read_ints[0].as_bytes(), out.read_ints[0].as_bytes());
+    crate::harness::record_covered("tr_execute");
 }
 
 #[test]

@@ -37,6 +37,13 @@ use crate::{Vmap, VmapDevice};
 ///
 /// `Clone` is shallow like burn's: a clone shares running-state cells with the original until
 /// one of them is passed through `member`, `retain` or `extend`, which work on deep copies.
+///
+/// Running state (BatchNorm's statistics) follows burn's `RunningState` exactly: a train-mode
+/// `forward` leaves its update pending until the next `value_sync`, so `Module::visit` and
+/// `RunningState::value()` return the value from one update earlier, while `value_sync()`,
+/// `valid()`, records and [`member`](Self::member) return the latest. Compare a member with a
+/// module trained alone through the same kind of read: mixing the two shows one momentum
+/// update of difference that is not there.
 #[derive(Debug, Clone)]
 pub struct Batched<M> {
     module: M,

@@ -43,6 +43,31 @@ pub fn hyperopt_gamma(n: usize) -> usize {
 /// objectives), then pruned trials by (deepest step, last value), RUNNING trials always
 /// above (`constant_liar`). It draws `n_ei_candidates` samples from l and keeps the one
 /// maximising log l(x) − log g(x).
+///
+/// # NaN
+///
+/// A NaN objective fails its trial (the study does that, as Optuna does), and TPE leaves
+/// failed trials out. A pruned trial whose last intermediate value is NaN ranks after the
+/// pruned trials that reached the same step.
+///
+/// # Example
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// let sampler = TpeSampler::builder().seed(0).n_startup_trials(5).build();
+/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// study.optimize(Some(12), None, |t| {
+///     let x = t.suggest_float("x", -5.0, 5.0)?;
+///     let act = t.suggest_categorical("act", ["relu", "gelu"])?;
+///     Ok(x * x + if act == Choice::from("relu") { 0.0 } else { 1.0 })
+/// })?;
+/// assert!(study.best_value()? < 25.0 + 1.0);
+/// # Ok::<(), StudyError>(())
+/// ```
+///
+/// The options (Optuna's names and defaults) are on [`TpeSamplerBuilder`]. Its `group`
+/// option is Optuna's decomposed search space, unrelated to saturate's training groups.
 pub struct TpeSampler {
     rng: StdRng,
     n_startup_trials: usize,

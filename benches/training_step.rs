@@ -13,7 +13,7 @@ use burn::backend::Autodiff;
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 use common::{batch, train_step, Lr, Model, Net};
-use saturate::vmap::{per_member, Batched, Vmap};
+use saturate::vmap::{per_member, set_conv_lowering, Batched, ConvLowering, Vmap};
 
 #[cfg(feature = "cuda")]
 type Inner = burn::backend::Cuda;
@@ -38,11 +38,21 @@ type Grouped = Autodiff<Vmap<Inner>>;
 
 const KS: &[usize] = &[1, 2, 4, 8, 16];
 
+/// `SATURATE_CONV_LOWERING=<gemm|inner>` chooses how the grouped arms compute convolutions
+/// (`saturate::vmap::ConvLowering`; unset, the inner backend's default: NdArray's own
+/// convolutions, batched GEMMs elsewhere).
+///
 /// `SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn>,<K>,<steps>` runs that many steps
 /// of one arm without divan, for `perf record` / `perf stat` and scripts/gpu-check.sh. One
 /// untimed first step goes before them (on CUDA it compiles and autotunes the kernels), and the
 /// device is synchronised before the clock stops, so queued GPU work is counted.
 fn main() {
+    match std::env::var("SATURATE_CONV_LOWERING").as_deref() {
+        Ok("gemm") => set_conv_lowering::<Inner>(ConvLowering::BatchedGemm),
+        Ok("inner") => set_conv_lowering::<Inner>(ConvLowering::InnerConvolution),
+        Ok(other) => panic!("SATURATE_CONV_LOWERING={other}: expected gemm or inner"),
+        Err(_) => {}
+    }
     if let Ok(spec) = std::env::var("SATURATE_PROFILE") {
         return profile(&spec);
     }

@@ -19,7 +19,7 @@
 //! not bit for bit.
 //!
 //! Which lowering an inner backend gets is [`ConvLowering`], chosen per backend type
-//! ([`set_conv_lowering`]).
+//! ([`conv_lowering`], [`set_conv_lowering`]).
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -34,17 +34,26 @@ type Fp<B> = FloatTensor<B>;
 
 /// How [`Vmap`](crate::Vmap) computes a convolution (conv1d/2d/3d, the transposed forms, and
 /// their input and weight gradients) on an inner backend.
+///
+/// The default is chosen by the inner backend's type ([`conv_lowering`]): NdArray keeps its own
+/// convolutions ([`InnerConvolution`](Self::InnerConvolution)), so that a group member equals
+/// itself trained alone on plain NdArray bit for bit; every other backend gets
+/// [`BatchedGemm`](Self::BatchedGemm). [`set_conv_lowering`] changes it per backend type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConvLowering {
     /// Unfold (im2col) + one K-batched matrix product `[K, M, k] @ [K, k, N]`, the groups a
-    /// second batch axis. The default for every backend: NdArray's direct convolution is a
-    /// scalar loop while its matrix product is blocked and vectorised (book: Benchmarks), and
-    /// CubeCL's implicit-GEMM convolution requires `groups == 1`, so a member axis folded into
-    /// the groups would fall back to its direct kernel.
+    /// second batch axis. Much faster on NdArray, whose direct convolution (built without
+    /// `simd`) is a scalar loop while its matrix product is blocked and vectorised (book:
+    /// Benchmarks), but it sums in another order than NdArray's convolution: results agree with
+    /// plain NdArray to rounding (1-2 ulp per convolution), not bit for bit. On CubeCL backends
+    /// the implicit-GEMM convolution requires `groups == 1`, so a member axis folded into the
+    /// groups would fall back to the direct kernel; batched matrix products do not.
     BatchedGemm,
-    /// One call of the inner backend's own convolution, the member axis folded into the
-    /// channel groups (batched input and weights), the output channels (shared input), or the
-    /// batch (shared weights). For a backend whose grouped convolution is fast.
+    /// The inner backend's own convolution: on NdArray one call per member when input and
+    /// weights are both per member, elsewhere one call with the member axis folded into the
+    /// channel groups; a shared input runs against the K weight sets side by side in the output
+    /// channels, shared weights fold K into the batch. Per-member results equal the member's
+    /// own convolution on the inner backend bit for bit on NdArray.
     InnerConvolution,
 }
 
@@ -54,16 +63,17 @@ fn registry() -> &'static RwLock<HashMap<TypeId, ConvLowering>> {
 }
 
 /// Chooses how `Vmap<B>` computes convolutions, for the inner backend type `B` (process-wide;
-/// takes effect at the next convolution). Without a choice, [`ConvLowering::BatchedGemm`].
+/// takes effect at the next convolution). Without a choice, the default of
+/// [`conv_lowering`].
 ///
 /// ```
 /// use burn::backend::NdArray;
 /// use saturate_vmap::{conv_lowering, set_conv_lowering, ConvLowering};
 ///
+/// // The fast lowering for a CNN on NdArray, at the price of bit-level parity.
+/// set_conv_lowering::<NdArray>(ConvLowering::BatchedGemm);
 /// assert_eq!(conv_lowering::<NdArray>(), ConvLowering::BatchedGemm);
-/// set_conv_lowering::<NdArray>(ConvLowering::InnerConvolution);
-/// assert_eq!(conv_lowering::<NdArray>(), ConvLowering::InnerConvolution);
-/// # set_conv_lowering::<NdArray>(ConvLowering::BatchedGemm);
+/// # set_conv_lowering::<NdArray>(ConvLowering::InnerConvolution);
 /// ```
 pub fn set_conv_lowering<B: Backend>(lowering: ConvLowering) {
     registry()
@@ -72,14 +82,41 @@ pub fn set_conv_lowering<B: Backend>(lowering: ConvLowering) {
         .insert(TypeId::of::<B>(), lowering);
 }
 
-/// The convolution lowering `Vmap<B>` uses for the inner backend type `B`.
+/// The convolution lowering `Vmap<B>` uses for the inner backend type `B`: the one set with
+/// [`set_conv_lowering`], else [`ConvLowering::InnerConvolution`] for NdArray (exact parity
+/// with plain NdArray) and [`ConvLowering::BatchedGemm`] for every other backend.
 pub fn conv_lowering<B: Backend>() -> ConvLowering {
-    registry()
+    let chosen = registry()
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .get(&TypeId::of::<B>())
-        .copied()
-        .unwrap_or(ConvLowering::BatchedGemm)
+        .copied();
+    chosen.unwrap_or(if is_ndarray::<B>() {
+        ConvLowering::InnerConvolution
+    } else {
+        ConvLowering::BatchedGemm
+    })
+}
+
+/// Whether `B` is burn-ndarray's backend (f32 or f64 floats, i32 or i64 ints, the default
+/// quantized element).
+pub(crate) fn is_ndarray<B: Backend>() -> bool {
+    #[cfg(feature = "ndarray")]
+    {
+        use burn_ndarray::NdArray;
+        let id = TypeId::of::<B>();
+        [
+            TypeId::of::<NdArray<f32, i64>>(),
+            TypeId::of::<NdArray<f32, i32>>(),
+            TypeId::of::<NdArray<f64, i64>>(),
+            TypeId::of::<NdArray<f64, i32>>(),
+        ]
+        .contains(&id)
+    }
+    #[cfg(not(feature = "ndarray"))]
+    {
+        false
+    }
 }
 
 /// Stride, padding, dilation (one per spatial axis) and group count of a convolution. For a

@@ -4,14 +4,17 @@
 //! - **pooling, interpolation, unfold, attention, ctc**: the member axis is folded into the batch
 //!   axis (`[K, N, ...] -> [K*N, ...]`), the inner op runs once, and the result is split again.
 //!   Operands of a multi-operand op are materialized (`[K, ...]`) when any of them is batched.
-//! - **convolutions** (and transposed convolutions) use grouped convolution: an unbatched input
-//!   with batched weights runs as one convolution against the K weight sets laid side by side in
-//!   the output-channel axis (reordered group-major when `groups > 1`); a batched input with
-//!   batched weights folds K into the channel axis with `groups * K`; a batched input with shared
-//!   weights folds K into the batch axis.
-//! - **convolution backward ops** are written directly against the inner backend with the same
-//!   folds, so every combination gives the exact per-member gradient (a gradient with respect to
-//!   a shared operand is batched, one per member, whenever another operand is batched).
+//! - **convolutions** (conv1d/2d/3d, the transposed forms, their input and weight gradients) are
+//!   lowered, per inner backend type ([`ConvLowering`]), either to unfold + ONE K-batched matrix
+//!   product (`conv_gemm.rs`; every backend but NdArray by default), or to the inner backend's
+//!   own convolution (NdArray's default, bit-exact against plain NdArray): on NdArray one call
+//!   per member when input and weights are both batched; elsewhere an unbatched input with
+//!   batched weights runs against the K weight sets laid side by side in the output-channel axis
+//!   (reordered group-major when `groups > 1`); a batched input with batched weights folds K into
+//!   the channel axis with `groups * K`; a batched input with shared weights folds K into the
+//!   batch axis. The backward ops use the same folds, so every combination gives the exact
+//!   per-member gradient (a gradient with respect to a shared operand is batched, one per
+//!   member, whenever another operand is batched).
 //! - **linear**: an unbatched input times batched weights is ONE matrix product against the
 //!   weights laid side by side (`[M, din] @ [din, K*dout]`); a batched input times shared weights
 //!   folds K into the rows.
@@ -295,6 +298,30 @@ fn conv_forward<B: Backend>(
             let out = f(x.inner, w, b, g);
             VmapTensor::batched(split_gk::<B>(out, k, g), k)
         }
+        (true, true) if member_loop::<B>() => {
+            let (xi, wi) = (x.inner, weight.inner);
+            let bias = bias.map(|b| (b.batched, b.inner));
+            let outs = (0..k)
+                .map(|m| {
+                    let b = bias.as_ref().map(|(batched, b)| {
+                        if *batched {
+                            member_slice::<B>(b.clone(), m)
+                        } else {
+                            b.clone()
+                        }
+                    });
+                    let out = f(
+                        member_slice::<B>(xi.clone(), m),
+                        member_slice::<B>(wi.clone(), m),
+                        b,
+                        g,
+                    );
+                    let d = dims(&out);
+                    rs::<B>(out, cat(&[&[1], &d]))
+                })
+                .collect();
+            VmapTensor::batched(B::float_cat(outs, 0), k)
+        }
         (true, true) => {
             // K folded into the channels, one group set per member.
             let xi = fold_ch::<B>(x.inner);
@@ -308,6 +335,25 @@ fn conv_forward<B: Backend>(
             VmapTensor::batched(split_ch::<B>(out, k), k)
         }
     }
+}
+
+/// Whether convolutions whose input and weights are both per member run as one inner call per
+/// member instead of one grouped call with K times the groups (under
+/// [`ConvLowering::InnerConvolution`]).
+///
+/// NdArray's convolution handles one group set well but many groups poorly, so on NdArray a loop
+/// over members is faster (measured on the benchmark CNN with `perf`). On GPU backends one
+/// grouped launch is the efficient form.
+fn member_loop<B: Backend>() -> bool {
+    conv_gemm::is_ndarray::<B>()
+}
+
+/// Member `m` of a batched inner tensor `[K, ...]`, as `[...]` (a view where the backend allows).
+fn member_slice<B: Backend>(p: Fp<B>, m: usize) -> Fp<B> {
+    let d = dims(&p);
+    let mut ranges = vec![Slice::from(m..m + 1)];
+    ranges.extend(d[1..].iter().map(|&n| Slice::from(0..n)));
+    rs::<B>(B::float_slice(p, &ranges), d[1..].to_vec())
 }
 
 /// The weight gradient of a (transposed) convolution, per member.
@@ -347,6 +393,21 @@ fn conv_weight_grad<B: Backend>(
             let out = f(a_single(a.inner), b_single(b.inner), g); // [ca, g*cb, k']
             let out = pm::<B>(out, &axes(&[1, 0], 2, sp));
             VmapTensor::unbatched(slice_to::<B>(out, &cat(&[&[g * cb, ca], ks])), k)
+        }
+        (true, true) if member_loop::<B>() => {
+            let (ai, bi) = (a.inner, b.inner);
+            let outs = (0..k)
+                .map(|m| {
+                    let a = a_single(member_slice::<B>(ai.clone(), m));
+                    let b = b_single(member_slice::<B>(bi.clone(), m));
+                    let out = f(a, b, g); // [ca, g*cb, k']
+                    let out = pm::<B>(out, &axes(&[1, 0], 2, sp));
+                    let out = slice_to::<B>(out, &cat(&[&[g * cb, ca], ks]));
+                    let d = dims(&out);
+                    rs::<B>(out, cat(&[&[1], &d]))
+                })
+                .collect();
+            VmapTensor::batched(B::float_cat(outs, 0), k)
         }
         (true, true) => {
             let ai = rs::<B>(a.inner, vec![k, n, g, ca, prod(as_)]);

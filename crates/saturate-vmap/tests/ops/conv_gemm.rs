@@ -1,4 +1,5 @@
-//! Convolutions lowered to unfold + one K-batched matrix product (`ops/conv_gemm.rs`), through
+//! Convolutions lowered to unfold + one K-batched matrix product (`ops/conv_gemm.rs`,
+//! `ConvLowering::BatchedGemm`, chosen here for NdArray whose default is its own convolution), through
 //! autodiff: forward, input gradient, weight gradient and bias gradient of a group of K members
 //! against each member run alone on `Autodiff<NdArray>` (NdArray's own direct convolution), for
 //! the four batchings of input and weights, and stride, padding, dilation, groups, 1d/2d/3d and
@@ -19,7 +20,9 @@ use saturate_vmap::{
     conv_lowering, member_data, set_conv_lowering, stack_members, ConvLowering, Vmap,
 };
 
-type I = NdArray<f32, i64>;
+/// Its own inner backend type, so that choosing the lowering for it (below) leaves the other
+/// tests, which check NdArray's exact default, alone.
+type I = NdArray<f32, i32>;
 type V = Vmap<I>;
 
 const ATOL: f32 = 1e-5;
@@ -97,6 +100,7 @@ macro_rules! conv_check {
             ) -> Tensor<X, $d> {
                 $body
             }
+            set_conv_lowering::<I>(ConvLowering::BatchedGemm);
             for (bx, bw) in [(false, false), (true, false), (false, true), (true, true)] {
                 let mut rng = StdRng::seed_from_u64(seed);
                 let x = Operand::new(x_shape, bx, k, &mut rng);
@@ -246,14 +250,17 @@ fn conv_transpose_group_matches_members_alone() {
     check_conv_transpose2d(&[2, 3, 5, 4], &[3, 2, 3, 2], 2, 2, 8, 1.0);
 }
 
-/// The lowering is chosen per inner backend type, BatchedGemm unless set; a choice for one
-/// backend type leaves the others alone.
+/// The lowering is chosen per inner backend type: NdArray keeps its own convolutions unless
+/// told otherwise; a choice for one backend type leaves the others alone.
 #[test]
 fn lowering_is_chosen_per_backend_type() {
     type Other = NdArray<f64, i32>;
-    assert_eq!(conv_lowering::<I>(), ConvLowering::BatchedGemm);
-    set_conv_lowering::<Other>(ConvLowering::InnerConvolution);
     assert_eq!(conv_lowering::<Other>(), ConvLowering::InnerConvolution);
-    assert_eq!(conv_lowering::<I>(), ConvLowering::BatchedGemm);
     set_conv_lowering::<Other>(ConvLowering::BatchedGemm);
+    assert_eq!(conv_lowering::<Other>(), ConvLowering::BatchedGemm);
+    assert_eq!(
+        conv_lowering::<NdArray<f64, i64>>(),
+        ConvLowering::InnerConvolution
+    );
+    set_conv_lowering::<Other>(ConvLowering::InnerConvolution);
 }

@@ -2,8 +2,11 @@
 //! equal the same op applied member by member on `NdArray`, for every combination of batched
 //! and unbatched operands.
 //!
-//! Cases are written with the [`diff!`] macro; `coverage.rs` checks that every op of burn's
-//! backend traits appears in some case (by its name as a string literal in `tests/ops/`).
+//! Cases are written with the [`diff!`] macro, named by the op they exercise. A case that passes
+//! (every member, K in {1, 3}, every batched/unbatched combination) records its op in the
+//! coverage registry ([`record_covered`]); `coverage.rs` runs the differential cases and checks
+//! that every op of burn's backend traits was recorded, so an op counts as covered only when a
+//! differential comparison through `Vmap` passed for it.
 
 use burn::backend::NdArray;
 use burn::tensor::backend::Backend;
@@ -325,6 +328,36 @@ pub fn check_with(
             }
         }
     }
+    record_covered(name);
+}
+
+/// The environment variable naming the coverage registry: a file to which every passing
+/// differential case appends its op name, one per line (set by `coverage.rs` for the run of the
+/// differential cases it starts; unset, nothing is recorded).
+pub const COVERAGE_OUT: &str = "SATURATE_VMAP_COVERAGE_OUT";
+
+/// Records that op `name` passed a differential comparison through `Vmap` (called by
+/// [`check_with`] after its last comparison; tests that compare `Vmap` with the inner backend
+/// by other means call it after their assertions).
+pub fn record_covered(name: &str) {
+    use std::io::Write;
+    let Ok(path) = std::env::var(COVERAGE_OUT) else {
+        return;
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("harness: open the coverage registry {path}: {e}"));
+    // One short line per write: appends from parallel tests do not interleave.
+    file.write_all(format!("{name}\n").as_bytes())
+        .unwrap_or_else(|e| panic!("harness: write the coverage registry {path}: {e}"));
+}
+
+/// Records that op `name`, which has no member-by-member reference (random draws, `empty`),
+/// passed its property checks (logical shape, member count, independent members).
+pub fn record_property_checked(name: &str) {
+    record_covered(&format!("property {name}"));
 }
 
 fn compare(got: &TensorData, want: &TensorData, tol: Tol, ctx: &str) {

@@ -10,19 +10,18 @@ use burn_backend::tensor::FloatTensor;
 use burn_backend::Backend;
 use burn_backend::Scalar;
 
+use super::base::FloatPrim;
 use super::reciprocal;
 use crate::tensor::{check_members, front, materialize, FloatKind, VmapTensor};
 use crate::Vmap;
 
-type FP<B> = <B as burn_backend::BackendTypes>::FloatTensorPrimitive;
-
 /// Two operands of the same logical shape, both with a real member axis when either has one.
 fn pair<B: Backend>(
     op: &str,
-    a: VmapTensor<FP<B>>,
-    b: VmapTensor<FP<B>>,
-    f: impl FnOnce(FP<B>, FP<B>) -> FP<B>,
-) -> VmapTensor<FP<B>> {
+    a: VmapTensor<FloatPrim<B>>,
+    b: VmapTensor<FloatPrim<B>>,
+    f: impl FnOnce(FloatPrim<B>, FloatPrim<B>) -> FloatPrim<B>,
+) -> VmapTensor<FloatPrim<B>> {
     let members = check_members(op, a.members, b.members);
     if a.batched == b.batched {
         return VmapTensor::new(f(a.inner, b.inner), a.batched, members);

@@ -2,29 +2,14 @@
 
 use burn_backend::ops::*;
 use burn_backend::tensor::*;
-use burn_backend::{Backend, BackendTypes, ExecutionError, Scalar, TensorData, TensorMetadata};
+use burn_backend::{Backend, ExecutionError, Scalar, TensorData, TensorMetadata};
 use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
 
 use core::future::Future;
 
-use super::int::{
-    align_binary, expand_plan, rows, select_as_gather_indices, shift_axes, shift_slices, with_dim,
-};
+use super::base::*;
 use crate::tensor::*;
 use crate::{Vmap, VmapDevice};
-
-/// The inner bool primitive of `B`.
-type BoolP<B> = <B as BackendTypes>::BoolTensorPrimitive;
-
-/// Like [`super::int::owned_int`] for bool tensors: `[K, ...]` with storage of its own.
-fn owned_bool<B: Backend>(tensor: BoolTensor<Vmap<B>>) -> BoolP<B> {
-    if tensor.batched {
-        tensor.inner
-    } else {
-        let members = tensor.members;
-        B::bool_repeat_dim(front::<B, BoolKind>(tensor), 0, members)
-    }
-}
 
 macro_rules! binary {
     ($op:ident, $lhs:ident, $rhs:ident) => {{
@@ -90,7 +75,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
     }
 
     fn bool_slice(tensor: BoolTensor<Self>, slices: &[Slice]) -> BoolTensor<Self> {
-        let slices = shift_slices(slices, tensor.batched);
+        let slices = physical_slices(slices, tensor.batched);
         tensor.map(|t| B::bool_slice(t, &slices))
     }
 
@@ -106,8 +91,8 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let slices = shift_slices(slices, true);
-        let tensor = owned_bool::<B>(tensor);
+        let slices = physical_slices(slices, true);
+        let tensor = materialize_copy::<B, BoolKind>(tensor);
         let value = materialize::<B, BoolKind>(value);
         VmapTensor::batched(B::bool_slice_assign(tensor, &slices, value), members)
     }
@@ -125,7 +110,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let tensor = owned_bool::<B>(tensor);
+        let tensor = materialize_copy::<B, BoolKind>(tensor);
         let mask = materialize::<B, BoolKind>(mask);
         let value = materialize::<B, BoolKind>(value);
         VmapTensor::batched(B::bool_mask_where(tensor, mask, value), members)
@@ -143,7 +128,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let tensor = owned_bool::<B>(tensor);
+        let tensor = materialize_copy::<B, BoolKind>(tensor);
         let mask = materialize::<B, BoolKind>(mask);
         VmapTensor::batched(B::bool_mask_fill(tensor, mask, value), members)
     }
@@ -179,7 +164,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let tensor = owned_bool::<B>(tensor);
+        let tensor = materialize_copy::<B, BoolKind>(tensor);
         let indices = materialize::<B, IntKind>(indices);
         let value = materialize::<B, BoolKind>(value);
         VmapTensor::batched(B::bool_scatter_or(dim + 1, tensor, indices, value), members)
@@ -196,9 +181,9 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
             return tensor.map(|t| B::bool_select(t, d, indices.inner));
         }
         let n = indices.inner.shape()[1];
-        let out_shape = with_dim(tensor.shape(), dim, n);
+        let out_shape = with_dim_size(tensor.shape(), dim, n);
         let tensor = materialize::<B, BoolKind>(tensor);
-        let indices = select_as_gather_indices::<B>(indices.inner, members, dim, &out_shape);
+        let indices = select_indices_as_gather::<B>(indices.inner, members, dim, &out_shape);
         VmapTensor::batched(B::bool_gather(dim + 1, tensor, indices), members)
     }
 
@@ -217,10 +202,10 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
             );
         }
         let value_shape = value.shape();
-        let tensor = owned_bool::<B>(tensor);
+        let tensor = materialize_copy::<B, BoolKind>(tensor);
         let value = materialize::<B, BoolKind>(value);
         let out = if indices.batched {
-            let indices = select_as_gather_indices::<B>(indices.inner, members, dim, &value_shape);
+            let indices = select_indices_as_gather::<B>(indices.inner, members, dim, &value_shape);
             B::bool_scatter_or(dim + 1, tensor, indices, value)
         } else {
             B::bool_select_or(tensor, dim + 1, indices.inner, value)
@@ -282,7 +267,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
     }
 
     fn bool_permute(tensor: BoolTensor<Self>, axes: &[usize]) -> BoolTensor<Self> {
-        let axes = shift_axes(axes, tensor.batched);
+        let axes = physical_axes(axes, tensor.batched);
         tensor.map(|t| B::bool_permute(t, &axes))
     }
 
@@ -294,7 +279,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
     fn bool_any(tensor: BoolTensor<Self>) -> BoolTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::bool_any_dim(rows::<B, BoolKind>(t, members), 1))
+            tensor.map(|t| B::bool_any_dim(one_row_per_member::<B, BoolKind>(t, members), 1))
         } else {
             tensor.map(B::bool_any)
         }
@@ -308,7 +293,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
     fn bool_all(tensor: BoolTensor<Self>) -> BoolTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::bool_all_dim(rows::<B, BoolKind>(t, members), 1))
+            tensor.map(|t| B::bool_all_dim(one_row_per_member::<B, BoolKind>(t, members), 1))
         } else {
             tensor.map(B::bool_all)
         }

@@ -7,149 +7,10 @@ use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice};
 
 use core::future::Future;
 
+use super::base::*;
 use super::reciprocal;
 use crate::tensor::*;
 use crate::{Vmap, VmapDevice};
-
-type FP<B> = <B as burn_backend::BackendTypes>::FloatTensorPrimitive;
-type IP<B> = <B as burn_backend::BackendTypes>::IntTensorPrimitive;
-type BP<B> = <B as burn_backend::BackendTypes>::BoolTensorPrimitive;
-
-/// Read-only view with a real member axis (`[K, ...]`); an unbatched tensor is expanded.
-fn mat_f<B: Backend>(t: VmapTensor<FP<B>>) -> FP<B> {
-    materialize::<B, FloatKind>(t)
-}
-
-fn mat_i<B: Backend>(t: VmapTensor<IP<B>>) -> IP<B> {
-    materialize::<B, IntKind>(t)
-}
-
-fn mat_b<B: Backend>(t: VmapTensor<BP<B>>) -> BP<B> {
-    materialize::<B, BoolKind>(t)
-}
-
-/// A `[K, ...]` copy with its own storage, for ops that write into their input (an expanded
-/// view may alias one buffer K times on some backends).
-fn owned_f<B: Backend>(t: VmapTensor<FP<B>>) -> FP<B> {
-    if t.batched {
-        t.inner
-    } else {
-        let k = t.members;
-        B::float_repeat_dim(front::<B, FloatKind>(t), 0, k)
-    }
-}
-
-/// Physical dims `dims` shifted past the member axis when batched.
-fn shift(dims: &[usize], batched: bool) -> Vec<usize> {
-    let b = batched as usize;
-    let mut out = Vec::with_capacity(dims.len() + b);
-    if batched {
-        out.push(0);
-    }
-    out.extend(dims.iter().map(|d| d + b));
-    out
-}
-
-/// `slices` with a full slice in front for the member axis when batched.
-fn shift_slices(slices: &[Slice], batched: bool) -> Vec<Slice> {
-    let mut out = Vec::with_capacity(slices.len() + 1);
-    if batched {
-        out.push(Slice {
-            start: 0,
-            end: None,
-            step: 1,
-        });
-    }
-    out.extend_from_slice(slices);
-    out
-}
-
-/// A batched tensor flattened to `[K, N]` (for reductions over all elements).
-fn flat_members<B: Backend>(inner: FP<B>, members: usize) -> FP<B> {
-    let n = inner.shape().num_elements() / members.max(1);
-    B::float_reshape(inner, Shape::from(vec![members, n]))
-}
-
-/// A reduction over all elements: `[1]` when unbatched, `[K, 1]` when batched.
-fn reduce_all<B: Backend, O>(
-    t: VmapTensor<FP<B>>,
-    all: impl FnOnce(FP<B>) -> O,
-    along: impl FnOnce(FP<B>, usize) -> O,
-) -> VmapTensor<O> {
-    if t.batched {
-        let members = t.members;
-        VmapTensor::batched(along(flat_members::<B>(t.inner, members), 1), members)
-    } else {
-        t.map(all)
-    }
-}
-
-/// A binary elementwise op: an unbatched operand is aligned as `[1, ...]`.
-fn binary<B: Backend, O>(
-    op: &str,
-    lhs: VmapTensor<FP<B>>,
-    rhs: VmapTensor<FP<B>>,
-    f: impl FnOnce(FP<B>, FP<B>) -> O,
-) -> VmapTensor<O> {
-    let (l, r, batched, members) = align2::<B, FloatKind, FloatKind>(op, lhs, rhs);
-    VmapTensor::new(f(l, r), batched, members)
-}
-
-/// A binary elementwise op whose inner kernel may broadcast only one way (or not at all, or
-/// write into `lhs`): when exactly one operand is batched, the other gets a real member axis,
-/// so both have the same member dim and the inner backend sees the logical shapes it would see
-/// member by member.
-fn binary_mat<B: Backend>(
-    op: &str,
-    lhs: VmapTensor<FP<B>>,
-    rhs: VmapTensor<FP<B>>,
-    f: impl FnOnce(FP<B>, FP<B>) -> FP<B>,
-) -> VmapTensor<FP<B>> {
-    let members = check_members(op, lhs.members, rhs.members);
-    match (lhs.batched, rhs.batched) {
-        (false, false) | (true, true) => {
-            VmapTensor::new(f(lhs.inner, rhs.inner), lhs.batched, members)
-        }
-        (false, true) => VmapTensor::batched(f(owned_f::<B>(lhs), rhs.inner), members),
-        (true, false) => VmapTensor::batched(f(lhs.inner, mat_f::<B>(rhs)), members),
-    }
-}
-
-/// Indices `[K, ..., M]` for `gather_nd`/`scatter_nd` on a `[K, ...]` tensor: the member index
-/// is prepended to every index tuple, giving `[K, ..., M + 1]`.
-fn member_coords<B: Backend>(indices: VmapTensor<IP<B>>) -> IP<B> {
-    let members = indices.members;
-    let idx = mat_i::<B>(indices);
-    let shape = idx.shape();
-    let last = shape.num_dims() - 1;
-    let dtype: IntDType = idx.dtype().into();
-    let device = B::int_device(&idx);
-    let arange = B::int_arange(0..members as i64, &device, dtype);
-    let mut ones = vec![1usize; shape.num_dims()];
-    ones[0] = members;
-    let arange = B::int_reshape(arange, Shape::from(ones));
-    let mut target = shape.to_vec();
-    target[last] = 1;
-    let arange = B::int_expand(arange, Shape::from(target));
-    B::int_cat(vec![arange, idx], last)
-}
-
-/// The same tensor in a dense row-major layout where the inner backend needs one (a reshape to
-/// its own shape copies only non-contiguous views).
-fn dense<B: Backend>(t: FP<B>) -> FP<B> {
-    let shape = t.shape();
-    B::float_reshape(t, shape)
-}
-
-/// Indices `[K, n]` of a batched `select` as gather indices of the `[K, ...]` output shape
-/// `out` along physical dim `pdim`.
-fn select_as_gather<B: Backend>(indices: IP<B>, pdim: usize, out: &Shape) -> IP<B> {
-    let mut s = vec![1usize; out.num_dims()];
-    s[0] = out[0];
-    s[pdim] = out[pdim];
-    let idx = B::int_reshape(indices, Shape::from(s));
-    B::int_expand(idx, out.clone())
-}
 
 macro_rules! unary {
     ($($name:ident),* $(,)?) => {$(
@@ -170,7 +31,7 @@ macro_rules! scalar_op {
 macro_rules! binary_op {
     ($($name:ident),* $(,)?) => {$(
         fn $name(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-            binary::<B, _>(stringify!($name), lhs, rhs, B::$name)
+            float_broadcast_binary::<B, _>(stringify!($name), lhs, rhs, B::$name)
         }
     )*};
 }
@@ -182,7 +43,7 @@ macro_rules! compare_op {
             rhs: FloatTensor<Self>,
             out_dtype: BoolDType,
         ) -> BoolTensor<Self> {
-            binary::<B, _>(stringify!($name), lhs, rhs, |l, r| B::$name(l, r, out_dtype))
+            float_broadcast_binary::<B, _>(stringify!($name), lhs, rhs, |l, r| B::$name(l, r, out_dtype))
         }
     )*};
 }
@@ -315,15 +176,15 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     binary_op!(float_sub, float_mul, float_div);
 
     fn float_remainder(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        binary_mat::<B>("float_remainder", lhs, rhs, B::float_remainder)
+        float_same_shape_binary::<B>("float_remainder", lhs, rhs, B::float_remainder)
     }
 
     fn float_powf(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        binary_mat::<B>("float_powf", lhs, rhs, B::float_powf)
+        float_same_shape_binary::<B>("float_powf", lhs, rhs, B::float_powf)
     }
 
     fn float_atan2(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        binary_mat::<B>("float_atan2", lhs, rhs, B::float_atan2)
+        float_same_shape_binary::<B>("float_atan2", lhs, rhs, B::float_atan2)
     }
 
     fn float_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -368,7 +229,11 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         if !lhs.batched && !rhs.batched {
             return VmapTensor::unbatched(B::float_cross(lhs.inner, rhs.inner, dim), members);
         }
-        let out = B::float_cross(mat_f::<B>(lhs), mat_f::<B>(rhs), dim + 1);
+        let out = B::float_cross(
+            materialize::<B, FloatKind>(lhs),
+            materialize::<B, FloatKind>(rhs),
+            dim + 1,
+        );
         VmapTensor::batched(out, members)
     }
 
@@ -407,7 +272,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     }
 
     fn float_permute(tensor: FloatTensor<Self>, axes: &[usize]) -> FloatTensor<Self> {
-        let axes = shift(axes, tensor.batched);
+        let axes = physical_axes(axes, tensor.batched);
         tensor.map(|t| B::float_permute(t, &axes))
     }
 
@@ -438,7 +303,11 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let out = B::float_gather(dim + 1, mat_f::<B>(tensor), mat_i::<B>(indices));
+        let out = B::float_gather(
+            dim + 1,
+            materialize::<B, FloatKind>(tensor),
+            materialize::<B, IntKind>(indices),
+        );
         VmapTensor::batched(out, members)
     }
 
@@ -456,9 +325,9 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         }
         let out = B::float_scatter_add(
             dim + 1,
-            owned_f::<B>(tensor),
-            mat_i::<B>(indices),
-            mat_f::<B>(value),
+            materialize_copy::<B, FloatKind>(tensor),
+            materialize::<B, IntKind>(indices),
+            materialize::<B, FloatKind>(value),
         );
         VmapTensor::batched(out, members)
     }
@@ -477,9 +346,9 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         }
         // Every member scatters into its own slice: the member index becomes the first
         // coordinate of every index tuple.
-        let data = dense::<B>(owned_f::<B>(data));
-        let indices = member_coords::<B>(indices);
-        let values = dense::<B>(mat_f::<B>(values));
+        let data = dense_layout::<B>(materialize_copy::<B, FloatKind>(data));
+        let indices = with_member_index_column::<B>(materialize::<B, IntKind>(indices), members);
+        let values = dense_layout::<B>(materialize::<B, FloatKind>(values));
         VmapTensor::batched(
             B::float_scatter_nd(data, indices, values, reduction),
             members,
@@ -499,8 +368,12 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
                 VmapTensor::batched(B::float_gather_nd(data.inner, indices), members)
             }
             (true, _) => {
-                let indices = member_coords::<B>(indices);
-                VmapTensor::batched(B::float_gather_nd(dense::<B>(data.inner), indices), members)
+                let indices =
+                    with_member_index_column::<B>(materialize::<B, IntKind>(indices), members);
+                VmapTensor::batched(
+                    B::float_gather_nd(dense_layout::<B>(data.inner), indices),
+                    members,
+                )
             }
         }
     }
@@ -516,10 +389,10 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             return tensor.map(|t| B::float_select(t, pdim, indices.inner));
         }
         // Per-member indices: a gather with the indices broadcast over the other dims.
-        let t = mat_f::<B>(tensor);
-        let mut out = t.shape();
-        out[dim + 1] = indices.inner.shape()[1];
-        let idx = select_as_gather::<B>(indices.inner, dim + 1, &out);
+        let n = indices.inner.shape()[1];
+        let out_shape = with_dim_size(tensor.shape(), dim, n);
+        let t = materialize::<B, FloatKind>(tensor);
+        let idx = select_indices_as_gather::<B>(indices.inner, members, dim, &out_shape);
         VmapTensor::batched(B::float_gather(dim + 1, t, idx), members)
     }
 
@@ -537,22 +410,22 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
                 return VmapTensor::unbatched(out, members);
             }
             let out = B::float_select_add(
-                owned_f::<B>(tensor),
+                materialize_copy::<B, FloatKind>(tensor),
                 dim + 1,
                 indices.inner,
-                mat_f::<B>(value),
+                materialize::<B, FloatKind>(value),
             );
             return VmapTensor::batched(out, members);
         }
         // Per-member indices: a scatter-add with the indices broadcast over the other dims.
-        let v = mat_f::<B>(value);
-        let idx = select_as_gather::<B>(indices.inner, dim + 1, &v.shape());
-        let out = B::float_scatter_add(dim + 1, owned_f::<B>(tensor), idx, v);
+        let idx = select_indices_as_gather::<B>(indices.inner, members, dim, &value.shape());
+        let v = materialize::<B, FloatKind>(value);
+        let out = B::float_scatter_add(dim + 1, materialize_copy::<B, FloatKind>(tensor), idx, v);
         VmapTensor::batched(out, members)
     }
 
     fn float_slice(tensor: FloatTensor<Self>, slices: &[Slice]) -> FloatTensor<Self> {
-        let slices = shift_slices(slices, tensor.batched);
+        let slices = physical_slices(slices, tensor.batched);
         tensor.map(|t| B::float_slice(t, &slices))
     }
 
@@ -566,8 +439,12 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             let out = B::float_slice_assign(tensor.inner, slices, value.inner);
             return VmapTensor::unbatched(out, members);
         }
-        let slices = shift_slices(slices, true);
-        let out = B::float_slice_assign(owned_f::<B>(tensor), &slices, mat_f::<B>(value));
+        let slices = physical_slices(slices, true);
+        let out = B::float_slice_assign(
+            materialize_copy::<B, FloatKind>(tensor),
+            &slices,
+            materialize::<B, FloatKind>(value),
+        );
         VmapTensor::batched(out, members)
     }
 
@@ -585,7 +462,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         // The mask gives the output shape (backends broadcast tensor and value to it).
         let out = B::float_mask_where(
             front::<B, FloatKind>(tensor),
-            mat_b::<B>(mask),
+            materialize::<B, BoolKind>(mask),
             front::<B, FloatKind>(value),
         );
         VmapTensor::batched(out, members)
@@ -606,7 +483,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
                 VmapTensor::batched(B::float_mask_fill(tensor.inner, mask, value), members)
             }
             (false, true) => {
-                let t = owned_f::<B>(tensor);
+                let t = materialize_copy::<B, FloatKind>(tensor);
                 VmapTensor::batched(B::float_mask_fill(t, mask.inner, value), members)
             }
         }
@@ -639,31 +516,31 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     }
 
     fn float_sum(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        reduce_all::<B, _>(tensor, B::float_sum, B::float_sum_dim)
+        float_reduce_all::<B, _>(tensor, B::float_sum, B::float_sum_dim)
     }
 
     fn float_prod(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        reduce_all::<B, _>(tensor, B::float_prod, B::float_prod_dim)
+        float_reduce_all::<B, _>(tensor, B::float_prod, B::float_prod_dim)
     }
 
     fn float_mean(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        reduce_all::<B, _>(tensor, B::float_mean, B::float_mean_dim)
+        float_reduce_all::<B, _>(tensor, B::float_mean, B::float_mean_dim)
     }
 
     fn float_max(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        reduce_all::<B, _>(tensor, B::float_max, B::float_max_dim)
+        float_reduce_all::<B, _>(tensor, B::float_max, B::float_max_dim)
     }
 
     fn float_min(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        reduce_all::<B, _>(tensor, B::float_min, B::float_min_dim)
+        float_reduce_all::<B, _>(tensor, B::float_min, B::float_min_dim)
     }
 
     fn float_max_abs(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        reduce_all::<B, _>(tensor, B::float_max_abs, B::float_max_abs_dim)
+        float_reduce_all::<B, _>(tensor, B::float_max_abs, B::float_max_abs_dim)
     }
 
     fn float_any(tensor: FloatTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
-        reduce_all::<B, _>(
+        float_reduce_all::<B, _>(
             tensor,
             |t| B::float_any(t, out_dtype),
             |t, d| B::float_any_dim(t, d, out_dtype),
@@ -671,7 +548,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     }
 
     fn float_all(tensor: FloatTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
-        reduce_all::<B, _>(
+        float_reduce_all::<B, _>(
             tensor,
             |t| B::float_all(t, out_dtype),
             |t, d| B::float_all_dim(t, d, out_dtype),
@@ -740,12 +617,18 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     }
 
     fn float_powi(lhs: FloatTensor<Self>, rhs: IntTensor<Self>) -> FloatTensor<Self> {
-        // Same-shape operands, as in `binary_mat`.
+        // Same-shape operands, as in `float_same_shape_binary`.
         let members = check_members("float_powi", lhs.members, rhs.members);
         if lhs.batched == rhs.batched {
             return VmapTensor::new(B::float_powi(lhs.inner, rhs.inner), lhs.batched, members);
         }
-        VmapTensor::batched(B::float_powi(mat_f::<B>(lhs), mat_i::<B>(rhs)), members)
+        VmapTensor::batched(
+            B::float_powi(
+                materialize::<B, FloatKind>(lhs),
+                materialize::<B, IntKind>(rhs),
+            ),
+            members,
+        )
     }
 
     fn float_cat(tensors: Vec<FloatTensor<Self>>, dim: usize) -> FloatTensor<Self> {
@@ -783,25 +666,15 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     }
 
     fn float_expand(tensor: FloatTensor<Self>, shape: Shape) -> FloatTensor<Self> {
-        if !tensor.batched {
-            return tensor.map(|t| B::float_expand(t, shape));
-        }
-        // [K, s..] -> [K, 1.., s..] (same rank as the target) -> [K, shape..]
-        let members = tensor.members;
-        let physical = tensor.inner.shape();
-        let extra = shape.num_dims() + 1 - physical.num_dims();
-        let inner = if extra > 0 {
-            let mut s = vec![members];
-            s.extend(core::iter::repeat_n(1, extra));
-            s.extend(physical.iter().skip(1).copied());
-            B::float_reshape(tensor.inner, Shape::from(s))
-        } else {
-            tensor.inner
-        };
-        VmapTensor::batched(
-            B::float_expand(inner, batched_shape(members, &shape)),
-            members,
-        )
+        let (view, target) =
+            expand_plan(tensor.inner.shape(), tensor.batched, tensor.members, &shape);
+        tensor.map(|t| {
+            let t = match view {
+                Some(view) => B::float_reshape(t, view),
+                None => t,
+            };
+            B::float_expand(t, target)
+        })
     }
 
     fn float_sort(tensor: FloatTensor<Self>, dim: usize, descending: bool) -> FloatTensor<Self> {
@@ -844,14 +717,14 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             return VmapTensor::unbatched(out, members);
         }
         // Fold the member axis into the batch axis: [K, N, ..] -> [K*N, ..].
-        let fold = |t: FP<B>| {
+        let fold = |t: FloatPrim<B>| {
             let s = t.shape();
             let mut f = vec![s[0] * s[1]];
             f.extend(s.iter().skip(2).copied());
             B::float_reshape(t, Shape::from(f))
         };
-        let t = fold(mat_f::<B>(tensor));
-        let g = fold(mat_f::<B>(grid));
+        let t = fold(materialize::<B, FloatKind>(tensor));
+        let g = fold(materialize::<B, FloatKind>(grid));
         let out = B::float_grid_sample_2d(t, g, options);
         let s = out.shape();
         let mut u = vec![members, s[0] / members];

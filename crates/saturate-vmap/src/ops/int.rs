@@ -2,145 +2,15 @@
 
 use burn_backend::ops::*;
 use burn_backend::tensor::*;
-use burn_backend::{Backend, BackendTypes, Distribution, ExecutionError, Scalar, TensorData};
+use burn_backend::{Backend, Distribution, ExecutionError, Scalar, TensorData};
 use burn_backend::{BoolDType, FloatDType, IntDType, Shape, Slice, TensorMetadata};
 
 use core::future::Future;
 use core::ops::Range;
 
+use super::base::*;
 use crate::tensor::*;
 use crate::{Vmap, VmapDevice};
-
-/// The inner int primitive of `B`.
-pub(crate) type IntP<B> = <B as BackendTypes>::IntTensorPrimitive;
-
-/// The inner tensor as `[K, ...logical]` with storage of its own, for ops that write into
-/// their input (scatter, slice_assign, mask_fill, ...): an unbatched tensor is copied K times
-/// (an expanded view could alias every member onto one storage in backends that write in place).
-pub(crate) fn owned_int<B: Backend>(tensor: IntTensor<Vmap<B>>) -> IntP<B> {
-    if tensor.batched {
-        tensor.inner
-    } else {
-        let members = tensor.members;
-        B::int_repeat_dim(front::<B, IntKind>(tensor), 0, members)
-    }
-}
-
-/// `slices` of a logical tensor as slices of its physical tensor.
-pub(crate) fn shift_slices(slices: &[Slice], batched: bool) -> Vec<Slice> {
-    let mut out = Vec::with_capacity(slices.len() + 1);
-    if batched {
-        out.push(Slice::full());
-    }
-    out.extend_from_slice(slices);
-    out
-}
-
-/// Physical axes of logical `axes` of a batched tensor.
-pub(crate) fn shift_axes(axes: &[usize], batched: bool) -> Vec<usize> {
-    if batched {
-        core::iter::once(0)
-            .chain(axes.iter().map(|a| a + 1))
-            .collect()
-    } else {
-        axes.to_vec()
-    }
-}
-
-/// Batched 1-D indices `[K, n]` of a `select` along logical `dim` laid out as the index
-/// tensor of the equivalent `gather`/`scatter`: `[K, s_0, .., n, .., s_{r-1}]`, where `shape`
-/// is the logical shape of the selected (or added) values.
-pub(crate) fn select_as_gather_indices<B: Backend>(
-    indices: IntP<B>,
-    members: usize,
-    dim: usize,
-    shape: &Shape,
-) -> IntP<B> {
-    let n = indices.shape()[1];
-    let mut view: Shape = core::iter::repeat_n(1usize, shape.num_dims() + 1).collect();
-    view[0] = members;
-    view[dim + 1] = n;
-    let mut target = batched_shape(members, shape);
-    target[dim + 1] = n;
-    B::int_expand(B::int_reshape(indices, view), target)
-}
-
-/// A batched `[K, ...]` tensor as `[K, n]` (one row per member), for reductions over all
-/// elements whose result is `[1]` per member.
-pub(crate) fn rows<B: Backend, K: Kind<B>>(inner: K::P, members: usize) -> K::P {
-    let n = inner.shape().num_elements() / members.max(1);
-    K::reshape(inner, Shape::new([members, n]))
-}
-
-/// Batched `[K, ..., m]` nd-indices with the member index prepended to each index tuple
-/// (`[K, ..., m + 1]`), so that an nd gather/scatter on a `[K, ...]` tensor stays in each member.
-pub(crate) fn with_member_column<B: Backend>(indices: IntP<B>, members: usize) -> IntP<B> {
-    let shape = indices.shape();
-    let rank = shape.num_dims();
-    let device = B::int_device(&indices);
-    let dtype: IntDType = indices.dtype().into();
-    let ids = B::int_arange(0..members as i64, &device, dtype);
-    let mut view: Shape = core::iter::repeat_n(1usize, rank).collect();
-    view[0] = members;
-    let mut target = shape.clone();
-    target[rank - 1] = 1;
-    let column = B::int_expand(B::int_reshape(ids, view), target);
-    B::int_cat(vec![column, indices], rank - 1)
-}
-
-/// Logical `shape` with the size of `dim` replaced by `size`.
-pub(crate) fn with_dim(shape: Shape, dim: usize, size: usize) -> Shape {
-    let mut shape = shape;
-    shape[dim] = size;
-    shape
-}
-
-/// How to expand a tensor of physical shape `physical` to the logical `shape`: the shape to
-/// reshape it to first (when `shape` has more dims than the tensor, so that the member axis of a
-/// batched tensor stays first instead of being aligned with a new leading dim), and the physical
-/// target shape.
-pub(crate) fn expand_plan(
-    physical: Shape,
-    batched: bool,
-    members: usize,
-    shape: &Shape,
-) -> (Option<Shape>, Shape) {
-    if !batched {
-        return (None, shape.clone());
-    }
-    let logical_rank = physical.num_dims() - 1;
-    let target = batched_shape(members, shape);
-    if shape.num_dims() > logical_rank {
-        let mut view: Shape = core::iter::repeat_n(1usize, shape.num_dims() + 1).collect();
-        view[0] = members;
-        let offset = shape.num_dims() - logical_rank;
-        for (i, d) in physical.iter().skip(1).enumerate() {
-            view[1 + offset + i] = *d;
-        }
-        (Some(view), target)
-    } else {
-        (None, target)
-    }
-}
-
-/// Aligns the operands of a binary elementwise op. Unlike [`align2`], when exactly one operand
-/// is batched the other gets a real member axis of size K (not a size-1 one): the inner op then
-/// sees exactly the shapes the per-member op would, plus the same leading K. Some inner ops do
-/// not broadcast at all (NdArray's `remainder` zips equal shapes only) or only one way, so a
-/// size-1 member axis is not safe for them.
-pub(crate) fn align_binary<B: Backend, K: Kind<B>>(
-    op: &str,
-    lhs: VmapTensor<K::P>,
-    rhs: VmapTensor<K::P>,
-) -> (K::P, K::P, bool, usize) {
-    let members = check_members(op, lhs.members, rhs.members);
-    if lhs.batched == rhs.batched {
-        return align2::<B, K, K>(op, lhs, rhs);
-    }
-    let lhs = materialize::<B, K>(lhs);
-    let rhs = materialize::<B, K>(rhs);
-    (lhs, rhs, true, members)
-}
 
 macro_rules! cmp {
     ($op:ident, $lhs:ident, $rhs:ident, $dt:ident) => {{
@@ -197,7 +67,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     }
 
     fn int_slice(tensor: IntTensor<Self>, slices: &[Slice]) -> IntTensor<Self> {
-        let slices = shift_slices(slices, tensor.batched);
+        let slices = physical_slices(slices, tensor.batched);
         tensor.map(|t| B::int_slice(t, &slices))
     }
 
@@ -213,8 +83,8 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let slices = shift_slices(slices, true);
-        let tensor = owned_int::<B>(tensor);
+        let slices = physical_slices(slices, true);
+        let tensor = materialize_copy::<B, IntKind>(tensor);
         let value = materialize::<B, IntKind>(value);
         VmapTensor::batched(B::int_slice_assign(tensor, &slices, value), members)
     }
@@ -236,7 +106,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let tensor = owned_int::<B>(tensor);
+        let tensor = materialize_copy::<B, IntKind>(tensor);
         let mask = materialize::<B, BoolKind>(mask);
         let value = materialize::<B, IntKind>(value);
         VmapTensor::batched(B::int_mask_where(tensor, mask, value), members)
@@ -254,7 +124,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let tensor = owned_int::<B>(tensor);
+        let tensor = materialize_copy::<B, IntKind>(tensor);
         let mask = materialize::<B, BoolKind>(mask);
         VmapTensor::batched(B::int_mask_fill(tensor, mask, value), members)
     }
@@ -287,7 +157,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let tensor = owned_int::<B>(tensor);
+        let tensor = materialize_copy::<B, IntKind>(tensor);
         let indices = materialize::<B, IntKind>(indices);
         let value = materialize::<B, IntKind>(value);
         VmapTensor::batched(B::int_scatter_add(dim + 1, tensor, indices, value), members)
@@ -307,8 +177,8 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
                 members,
             );
         }
-        let data = owned_int::<B>(data);
-        let indices = with_member_column::<B>(materialize::<B, IntKind>(indices), members);
+        let data = materialize_copy::<B, IntKind>(data);
+        let indices = with_member_index_column::<B>(materialize::<B, IntKind>(indices), members);
         let values = materialize::<B, IntKind>(values);
         VmapTensor::batched(B::int_scatter_nd(data, indices, values, reduction), members)
     }
@@ -319,7 +189,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
             return VmapTensor::unbatched(B::int_gather_nd(data.inner, indices.inner), members);
         }
         let data = materialize::<B, IntKind>(data);
-        let indices = with_member_column::<B>(materialize::<B, IntKind>(indices), members);
+        let indices = with_member_index_column::<B>(materialize::<B, IntKind>(indices), members);
         VmapTensor::batched(B::int_gather_nd(data, indices), members)
     }
 
@@ -334,9 +204,9 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
             return tensor.map(|t| B::int_select(t, d, indices.inner));
         }
         let n = indices.inner.shape()[1];
-        let out_shape = with_dim(tensor.shape(), dim, n);
+        let out_shape = with_dim_size(tensor.shape(), dim, n);
         let tensor = materialize::<B, IntKind>(tensor);
-        let indices = select_as_gather_indices::<B>(indices.inner, members, dim, &out_shape);
+        let indices = select_indices_as_gather::<B>(indices.inner, members, dim, &out_shape);
         VmapTensor::batched(B::int_gather(dim + 1, tensor, indices), members)
     }
 
@@ -355,10 +225,10 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
             );
         }
         let value_shape = value.shape();
-        let tensor = owned_int::<B>(tensor);
+        let tensor = materialize_copy::<B, IntKind>(tensor);
         let value = materialize::<B, IntKind>(value);
         let out = if indices.batched {
-            let indices = select_as_gather_indices::<B>(indices.inner, members, dim, &value_shape);
+            let indices = select_indices_as_gather::<B>(indices.inner, members, dim, &value_shape);
             B::int_scatter_add(dim + 1, tensor, indices, value)
         } else {
             B::int_select_add(tensor, dim + 1, indices.inner, value)
@@ -562,7 +432,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_sum(tensor: IntTensor<Self>) -> IntTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::int_sum_dim(rows::<B, IntKind>(t, members), 1))
+            tensor.map(|t| B::int_sum_dim(one_row_per_member::<B, IntKind>(t, members), 1))
         } else {
             tensor.map(B::int_sum)
         }
@@ -576,7 +446,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_prod(tensor: IntTensor<Self>) -> IntTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::int_prod_dim(rows::<B, IntKind>(t, members), 1))
+            tensor.map(|t| B::int_prod_dim(one_row_per_member::<B, IntKind>(t, members), 1))
         } else {
             tensor.map(B::int_prod)
         }
@@ -590,7 +460,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_mean(tensor: IntTensor<Self>) -> IntTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::int_mean_dim(rows::<B, IntKind>(t, members), 1))
+            tensor.map(|t| B::int_mean_dim(one_row_per_member::<B, IntKind>(t, members), 1))
         } else {
             tensor.map(B::int_mean)
         }
@@ -644,7 +514,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_max(tensor: IntTensor<Self>) -> IntTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::int_max_dim(rows::<B, IntKind>(t, members), 1))
+            tensor.map(|t| B::int_max_dim(one_row_per_member::<B, IntKind>(t, members), 1))
         } else {
             tensor.map(B::int_max)
         }
@@ -670,7 +540,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_max_abs(tensor: IntTensor<Self>) -> IntTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::int_max_abs_dim(rows::<B, IntKind>(t, members), 1))
+            tensor.map(|t| B::int_max_abs_dim(one_row_per_member::<B, IntKind>(t, members), 1))
         } else {
             tensor.map(B::int_max_abs)
         }
@@ -684,7 +554,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_min(tensor: IntTensor<Self>) -> IntTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::int_min_dim(rows::<B, IntKind>(t, members), 1))
+            tensor.map(|t| B::int_min_dim(one_row_per_member::<B, IntKind>(t, members), 1))
         } else {
             tensor.map(B::int_min)
         }
@@ -722,7 +592,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     }
 
     fn int_permute(tensor: IntTensor<Self>, axes: &[usize]) -> IntTensor<Self> {
-        let axes = shift_axes(axes, tensor.batched);
+        let axes = physical_axes(axes, tensor.batched);
         tensor.map(|t| B::int_permute(t, &axes))
     }
 
@@ -764,7 +634,8 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_any(tensor: IntTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::int_any_dim(rows::<B, IntKind>(t, members), 1, out_dtype))
+            tensor
+                .map(|t| B::int_any_dim(one_row_per_member::<B, IntKind>(t, members), 1, out_dtype))
         } else {
             tensor.map(|t| B::int_any(t, out_dtype))
         }
@@ -778,7 +649,8 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_all(tensor: IntTensor<Self>, out_dtype: BoolDType) -> BoolTensor<Self> {
         if tensor.batched {
             let members = tensor.members;
-            tensor.map(|t| B::int_all_dim(rows::<B, IntKind>(t, members), 1, out_dtype))
+            tensor
+                .map(|t| B::int_all_dim(one_row_per_member::<B, IntKind>(t, members), 1, out_dtype))
         } else {
             tensor.map(|t| B::int_all(t, out_dtype))
         }

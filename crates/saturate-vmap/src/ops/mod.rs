@@ -1,6 +1,7 @@
 //! The batching rules of [`Vmap`](crate::Vmap), one file per burn ops trait.
 
 mod activation;
+mod base;
 mod bool;
 pub(crate) mod conv_gemm;
 mod float;

@@ -1,0 +1,198 @@
+//! The machinery the batching rules in `ops/` share, so that each per-trait file reads op by op.
+//!
+//! A batched tensor is physically `[K, ...logical]`; an unbatched one is the logical tensor,
+//! shared by all K members. The helpers here translate logical axes, slices and index tensors
+//! into physical ones, view a batched tensor as one row per member, and align the operands of
+//! binary ops. The alignment primitives the rest of the crate uses as well (`front`,
+//! `materialize`, `materialize_copy`, `align2`, `align_many`, `batched_shape`,
+//! `check_members`) live next to the tensor type in [`crate::tensor`].
+
+use burn_backend::{Backend, BackendTypes, IntDType, Shape, Slice, TensorMetadata};
+
+use crate::tensor::{
+    align2, check_members, materialize, materialize_copy, FloatKind, Kind, VmapTensor,
+};
+
+/// The inner float primitive of `B`.
+pub(crate) type FloatPrim<B> = <B as BackendTypes>::FloatTensorPrimitive;
+/// The inner int primitive of `B`.
+pub(crate) type IntPrim<B> = <B as BackendTypes>::IntTensorPrimitive;
+
+/// The physical axes of logical `axes` (for `permute`, `flip`): when batched, the member
+/// axis stays first and every logical axis moves one place right.
+pub(crate) fn physical_axes(axes: &[usize], batched: bool) -> Vec<usize> {
+    if batched {
+        core::iter::once(0)
+            .chain(axes.iter().map(|a| a + 1))
+            .collect()
+    } else {
+        axes.to_vec()
+    }
+}
+
+/// The physical slices of logical `slices`: when batched, a full slice of the member axis in
+/// front.
+pub(crate) fn physical_slices(slices: &[Slice], batched: bool) -> Vec<Slice> {
+    let mut out = Vec::with_capacity(slices.len() + 1);
+    if batched {
+        out.push(Slice::full());
+    }
+    out.extend_from_slice(slices);
+    out
+}
+
+/// A batched `[K, ...]` tensor as `[K, n]` (one row per member), for reductions over all
+/// elements whose result is `[1]` per member.
+pub(crate) fn one_row_per_member<B: Backend, K: Kind<B>>(inner: K::P, members: usize) -> K::P {
+    let n = inner.shape().num_elements() / members.max(1);
+    K::reshape(inner, Shape::new([members, n]))
+}
+
+/// Logical `shape` with the size of `dim` replaced by `size`.
+pub(crate) fn with_dim_size(shape: Shape, dim: usize, size: usize) -> Shape {
+    let mut shape = shape;
+    shape[dim] = size;
+    shape
+}
+
+/// How to expand a tensor of physical shape `physical` to the logical `shape`: the shape to
+/// reshape it to first (when `shape` has more dims than the tensor, so that the member axis of a
+/// batched tensor stays first instead of being aligned with a new leading dim), and the physical
+/// target shape.
+pub(crate) fn expand_plan(
+    physical: Shape,
+    batched: bool,
+    members: usize,
+    shape: &Shape,
+) -> (Option<Shape>, Shape) {
+    if !batched {
+        return (None, shape.clone());
+    }
+    let logical_rank = physical.num_dims() - 1;
+    let target = crate::tensor::batched_shape(members, shape);
+    if shape.num_dims() > logical_rank {
+        let mut view: Shape = core::iter::repeat_n(1usize, shape.num_dims() + 1).collect();
+        view[0] = members;
+        let offset = shape.num_dims() - logical_rank;
+        for (i, d) in physical.iter().skip(1).enumerate() {
+            view[1 + offset + i] = *d;
+        }
+        (Some(view), target)
+    } else {
+        (None, target)
+    }
+}
+
+/// Batched 1-D indices `[K, n]` of a `select` along logical `dim` laid out as the index
+/// tensor of the equivalent `gather`/`scatter`: `[K, s_0, .., n, .., s_{r-1}]`, where `shape`
+/// is the logical shape of the selected (or added) values.
+pub(crate) fn select_indices_as_gather<B: Backend>(
+    indices: IntPrim<B>,
+    members: usize,
+    dim: usize,
+    shape: &Shape,
+) -> IntPrim<B> {
+    let n = indices.shape()[1];
+    let mut view: Shape = core::iter::repeat_n(1usize, shape.num_dims() + 1).collect();
+    view[0] = members;
+    view[dim + 1] = n;
+    let mut target = crate::tensor::batched_shape(members, shape);
+    target[dim + 1] = n;
+    B::int_expand(B::int_reshape(indices, view), target)
+}
+
+/// Batched `[K, ..., m]` nd-indices with the member index prepended to each index tuple
+/// (`[K, ..., m + 1]`), so that an nd gather/scatter on a `[K, ...]` tensor stays in each member.
+pub(crate) fn with_member_index_column<B: Backend>(
+    indices: IntPrim<B>,
+    members: usize,
+) -> IntPrim<B> {
+    let shape = indices.shape();
+    let rank = shape.num_dims();
+    let device = B::int_device(&indices);
+    let dtype: IntDType = indices.dtype().into();
+    let ids = B::int_arange(0..members as i64, &device, dtype);
+    let mut view: Shape = core::iter::repeat_n(1usize, rank).collect();
+    view[0] = members;
+    let mut target = shape.clone();
+    target[rank - 1] = 1;
+    let column = B::int_expand(B::int_reshape(ids, view), target);
+    B::int_cat(vec![column, indices], rank - 1)
+}
+
+/// Aligns the operands of a binary elementwise op. Unlike [`align2`], when exactly one operand
+/// is batched the other gets a real member axis of size K (not a size-1 one): the inner op then
+/// sees exactly the shapes the per-member op would, plus the same leading K. Some inner ops do
+/// not broadcast at all (NdArray's `remainder` zips equal shapes only) or only one way, so a
+/// size-1 member axis is not safe for them.
+pub(crate) fn align_binary<B: Backend, K: Kind<B>>(
+    op: &str,
+    lhs: VmapTensor<K::P>,
+    rhs: VmapTensor<K::P>,
+) -> (K::P, K::P, bool, usize) {
+    let members = check_members(op, lhs.members, rhs.members);
+    if lhs.batched == rhs.batched {
+        return align2::<B, K, K>(op, lhs, rhs);
+    }
+    let lhs = materialize::<B, K>(lhs);
+    let rhs = materialize::<B, K>(rhs);
+    (lhs, rhs, true, members)
+}
+
+/// A broadcasting binary float op: an unbatched operand is aligned as `[1, ...]`.
+pub(crate) fn float_broadcast_binary<B: Backend, O>(
+    op: &str,
+    lhs: VmapTensor<FloatPrim<B>>,
+    rhs: VmapTensor<FloatPrim<B>>,
+    f: impl FnOnce(FloatPrim<B>, FloatPrim<B>) -> O,
+) -> VmapTensor<O> {
+    let (l, r, batched, members) = align2::<B, FloatKind, FloatKind>(op, lhs, rhs);
+    VmapTensor::new(f(l, r), batched, members)
+}
+
+/// A binary float op whose inner kernel may broadcast only one way (or not at all, or write
+/// into `lhs`): when exactly one operand is batched, the other gets a real member axis (`lhs`
+/// a copy with its own storage), so both have the same member dim and the inner backend sees
+/// the logical shapes it would see member by member.
+pub(crate) fn float_same_shape_binary<B: Backend>(
+    op: &str,
+    lhs: VmapTensor<FloatPrim<B>>,
+    rhs: VmapTensor<FloatPrim<B>>,
+    f: impl FnOnce(FloatPrim<B>, FloatPrim<B>) -> FloatPrim<B>,
+) -> VmapTensor<FloatPrim<B>> {
+    let members = check_members(op, lhs.members, rhs.members);
+    match (lhs.batched, rhs.batched) {
+        (false, false) | (true, true) => {
+            VmapTensor::new(f(lhs.inner, rhs.inner), lhs.batched, members)
+        }
+        (false, true) => {
+            VmapTensor::batched(f(materialize_copy::<B, FloatKind>(lhs), rhs.inner), members)
+        }
+        (true, false) => {
+            VmapTensor::batched(f(lhs.inner, materialize::<B, FloatKind>(rhs)), members)
+        }
+    }
+}
+
+/// A float reduction over all elements: `[1]` when unbatched (`all`), `[K, 1]` when batched
+/// (`along` dim 1 of the one-row-per-member view).
+pub(crate) fn float_reduce_all<B: Backend, O>(
+    t: VmapTensor<FloatPrim<B>>,
+    all: impl FnOnce(FloatPrim<B>) -> O,
+    along: impl FnOnce(FloatPrim<B>, usize) -> O,
+) -> VmapTensor<O> {
+    if t.batched {
+        let members = t.members;
+        let rows = one_row_per_member::<B, FloatKind>(t.inner, members);
+        VmapTensor::batched(along(rows, 1), members)
+    } else {
+        t.map(all)
+    }
+}
+
+/// The same float tensor in a dense row-major layout, where the inner backend needs one (a
+/// reshape to its own shape copies only non-contiguous views).
+pub(crate) fn dense_layout<B: Backend>(t: FloatPrim<B>) -> FloatPrim<B> {
+    let shape = t.shape();
+    B::float_reshape(t, shape)
+}

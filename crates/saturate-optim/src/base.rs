@@ -3,11 +3,10 @@
 
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::{Tensor, TensorPrimitive};
-use saturate_vmap::VmapBackend;
+use saturate_vmap::{append_zero_float_members, select_float_members, VmapBackend};
 
 use crate::error::OptimError;
 use crate::grad_clipping::GradientClippingConfig;
-use crate::members::{append_zero_members, select_members};
 
 /// The optimizer state of one parameter for all K members of a group.
 ///
@@ -65,7 +64,11 @@ impl<B: VmapBackend> MemberState<B> {
             tensors: self
                 .tensors
                 .into_iter()
-                .map(|t| select_members::<B>(t, indices))
+                .map(|t| {
+                    let kept = select_float_members::<B::Inner>(B::float_to_vmap(t), indices)
+                        .expect("saturate-optim: member indices are checked before retain");
+                    B::float_from_vmap(kept)
+                })
                 .collect(),
         }
     }
@@ -76,7 +79,12 @@ impl<B: VmapBackend> MemberState<B> {
         self.tensors = self
             .tensors
             .into_iter()
-            .map(|t| append_zero_members::<B>(t, new))
+            .map(|t| {
+                B::float_from_vmap(append_zero_float_members::<B::Inner>(
+                    B::float_to_vmap(t),
+                    new,
+                ))
+            })
             .collect();
         self
     }

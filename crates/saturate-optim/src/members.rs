@@ -1,11 +1,8 @@
-//! Tensor helpers on the member axis: per-member scalars that broadcast against a parameter,
-//! and selecting / appending members of optimizer state.
+//! Per-member scalars that broadcast against a parameter. Selecting, copying and appending
+//! members of optimizer state use saturate-vmap's public member primitives
+//! ([`saturate_vmap::select_float_members`] and its neighbours).
 
-use burn::tensor::backend::BackendTypes;
-use burn::tensor::ops::FloatTensor;
-use burn::tensor::ops::{FloatTensorOps, IntTensorOps};
-use burn::tensor::{Shape, Tensor, TensorData, TensorMetadata};
-use saturate_vmap::tensor::from_inner;
+use burn::tensor::{Shape, Tensor};
 use saturate_vmap::{per_member, VmapBackend};
 
 /// A batched tensor of logical shape `[1; D]` holding `values[k]` for member k: multiplying a
@@ -21,68 +18,6 @@ pub(crate) fn member_scalars<B: VmapBackend, const D: usize>(
     per_member::<B>(&values, device)
         .expect("saturate-optim: per-member values are resolved to the group size")
         .reshape(Shape::new([1; D]))
-}
-
-/// The members `indices` of a state tensor (a shared, unbatched tensor stays shared).
-pub(crate) fn select_members<B: VmapBackend>(
-    tensor: FloatTensor<B>,
-    indices: &[usize],
-) -> FloatTensor<B> {
-    let tensor = B::float_to_vmap(tensor);
-    if !tensor.is_batched() {
-        return B::float_from_vmap(from_inner(tensor.into_inner(), false, indices.len()));
-    }
-    let inner = tensor.into_inner();
-    let device = B::Inner::float_device(&inner);
-    let data: Vec<i64> = indices.iter().map(|&i| i as i64).collect();
-    let data =
-        TensorData::new(data, [indices.len()]).convert::<<B::Inner as BackendTypes>::IntElem>();
-    let indices_tensor = B::Inner::int_from_data(data, &device);
-    let selected = B::Inner::float_select(inner, 0, indices_tensor);
-    B::float_from_vmap(from_inner(selected, true, indices.len()))
-}
-
-/// A state tensor with `new` members of zeros appended (fresh state: a moment or velocity that
-/// has seen no gradient).
-pub(crate) fn append_zero_members<B: VmapBackend>(
-    tensor: FloatTensor<B>,
-    new: usize,
-) -> FloatTensor<B> {
-    let tensor = B::float_to_vmap(tensor);
-    let members = tensor.members();
-    let logical = tensor.shape();
-    let inner = physical::<B>(tensor.is_batched(), tensor.into_inner(), members);
-    let device = B::Inner::float_device(&inner);
-    let mut zeros_shape = logical;
-    zeros_shape.insert(0, new);
-    let zeros = TensorData::zeros::<<B::Inner as BackendTypes>::FloatElem, _>(zeros_shape);
-    let zeros = B::Inner::float_from_data(zeros, &device);
-    let joined = B::Inner::float_cat(vec![inner, zeros], 0);
-    B::float_from_vmap(from_inner(joined, true, members + new))
-}
-
-/// The inner tensor with a real member axis in front (`[K, ...logical]`).
-pub(crate) fn physical<B: VmapBackend>(
-    batched: bool,
-    inner: FloatTensor<B::Inner>,
-    members: usize,
-) -> FloatTensor<B::Inner> {
-    if batched {
-        return inner;
-    }
-    let mut shape = inner.shape();
-    shape.insert(0, 1);
-    let front = B::Inner::float_reshape(inner, shape);
-    // A copy, not a view: the state is updated member by member afterwards.
-    B::Inner::float_repeat_dim(front, 0, members)
-}
-
-/// A float tensor of `B` from an inner tensor whose first axis is the member axis.
-pub(crate) fn batched_from_inner<B: VmapBackend>(
-    inner: FloatTensor<B::Inner>,
-    members: usize,
-) -> FloatTensor<B> {
-    B::float_from_vmap(from_inner(inner, true, members))
 }
 
 /// One value per member, applied to a tensor: as burn's scalar op when every member has the

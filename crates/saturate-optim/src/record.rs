@@ -7,10 +7,10 @@ use burn::serde::{Deserialize, Serialize};
 use burn::tensor::backend::BackendTypes;
 use burn::tensor::ops::FloatTensorOps;
 use burn::tensor::TensorData;
-use saturate_vmap::VmapBackend;
+use saturate_vmap::tensor::from_inner;
+use saturate_vmap::{float_with_member_axis, VmapBackend};
 
 use crate::base::MemberState;
-use crate::members::{batched_from_inner, physical};
 
 /// The state of a group optimizer: for every parameter, its moments (with the member axis) and
 /// each member's step count. Save and load it with any of burn's recorders:
@@ -103,7 +103,12 @@ impl<B: VmapBackend> Record<B> for GroupOptimizerRecord<B> {
                     .into_iter()
                     .map(|t| {
                         let t = B::float_to_vmap(t);
-                        let inner = physical::<B>(t.is_batched(), t.into_inner(), members);
+                        let batched = t.is_batched();
+                        let inner = float_with_member_axis::<B::Inner>(from_inner(
+                            t.into_inner(),
+                            batched,
+                            members,
+                        ));
                         burn::tensor::try_read_sync(B::Inner::float_into_data(inner))
                             .expect(
                                 "saturate-optim: this backend cannot read tensors synchronously",
@@ -129,7 +134,7 @@ impl<B: VmapBackend> Record<B> for GroupOptimizerRecord<B> {
                         let members = data.shape[0];
                         let data = data.convert::<<B::Inner as BackendTypes>::FloatElem>();
                         let inner = B::Inner::float_from_data(data, &device.inner);
-                        batched_from_inner::<B>(inner, members)
+                        B::float_from_vmap(from_inner(inner, true, members))
                     })
                     .collect();
                 (

@@ -55,9 +55,10 @@ pub use backend::Vmap;
 pub use batched::{Batched, DeepCopy};
 pub use device::VmapDevice;
 pub use error::VmapError;
-pub use ops::conv_gemm::{conv_lowering, set_conv_lowering, ConvLowering};
 pub use member::{
-    is_batched, member_data, member_tensor, member_values, per_member, stack_members,
+    append_zero_float_members, float_with_member_axis, is_batched, member_data, member_tensor,
+    member_values, per_member, select_float_members, stack_members,
 };
+pub use ops::conv_gemm::{conv_lowering, set_conv_lowering, ConvLowering};
 pub use tensor::{VmapQTensor, VmapTensor};
 pub use vmap_backend::VmapBackend;

@@ -1,9 +1,13 @@
 //! Per-member values: build a batched tensor from K numbers, read a batched tensor as K values
 //! or K [`TensorData`], take one member, stack members.
+//!
+//! The member primitives on inner-backend tensors ([`select_float_members`],
+//! [`float_with_member_axis`], [`append_zero_float_members`]) are public for crates that keep
+//! per-member state of their own, such as saturate-optim's optimizer state.
 
 use burn::tensor::backend::{Backend, BackendTypes};
 use burn::tensor::ops::FloatTensorOps;
-use burn::tensor::ops::IntTensor;
+use burn::tensor::ops::{FloatTensor, IntTensor};
 use burn::tensor::{Tensor, TensorData, TensorMetadata, TensorPrimitive};
 
 use crate::error::VmapError;
@@ -30,19 +34,29 @@ pub(crate) fn check_indices(indices: &[usize], members: usize) -> Result<(), Vma
     Ok(())
 }
 
-/// The members `indices` of a tensor, as a batched tensor of `indices.len()` members.
+/// The members `indices` of a tensor, as a group of `indices.len()` members; a shared
+/// (unbatched) tensor stays shared. Indices are not checked (see [`check_indices`]).
+pub(crate) fn keep_members<I: Backend, K: Kind<I>>(
+    tensor: VmapTensor<K::P>,
+    indices: &[usize],
+) -> VmapTensor<K::P> {
+    if !tensor.batched {
+        return VmapTensor::unbatched(tensor.inner, indices.len());
+    }
+    let device = K::device(&tensor.inner);
+    let selected = K::select(tensor.inner, 0, index_tensor::<I>(indices, &device));
+    VmapTensor::batched(selected, indices.len())
+}
+
+/// The members `indices` of a tensor, as a batched tensor of `indices.len()` members: a shared
+/// tensor is copied, so that each kept member has its own storage (parameters are updated
+/// member by member).
 pub(crate) fn select_members<I: Backend, K: Kind<I>>(
     tensor: VmapTensor<K::P>,
     indices: &[usize],
 ) -> VmapTensor<K::P> {
-    let device = K::device(&tensor.inner);
-    if !tensor.batched {
-        // Shared by all members: each kept member gets its own copy.
-        let shared = VmapTensor::unbatched(tensor.inner, indices.len());
-        return VmapTensor::batched(materialize_copy::<I, K>(shared), indices.len());
-    }
-    let selected = K::select(tensor.inner, 0, index_tensor::<I>(indices, &device));
-    VmapTensor::batched(selected, indices.len())
+    let kept = keep_members::<I, K>(tensor, indices);
+    VmapTensor::batched(materialize_copy::<I, K>(kept), indices.len())
 }
 
 /// Member `index` as an unbatched tensor of a one-member group.
@@ -65,6 +79,44 @@ pub(crate) fn cat_members<I: Backend, K: Kind<I>>(
     let members = groups.iter().map(|t| t.members).sum();
     let parts = groups.into_iter().map(materialize_copy::<I, K>).collect();
     VmapTensor::batched(K::cat(parts, 0), members)
+}
+
+/// The members `indices` (in that order) of a float tensor of the inner backend `I`, as a
+/// group of `indices.len()` members. A shared (unbatched) tensor stays shared.
+///
+/// This is the member selection behind `Batched::retain`, for crates that keep per-member
+/// state of their own (saturate-optim selects its optimizer state with it).
+///
+/// # Errors
+/// [`VmapError::MemberOutOfRange`] if an index is not below the tensor's member count,
+/// [`VmapError::DuplicateMember`] if an index appears twice.
+pub fn select_float_members<I: Backend>(
+    tensor: VmapTensor<FloatTensor<I>>,
+    indices: &[usize],
+) -> Result<VmapTensor<FloatTensor<I>>, VmapError> {
+    check_indices(indices, tensor.members)?;
+    Ok(keep_members::<I, FloatKind>(tensor, indices))
+}
+
+/// The inner float tensor with a real member axis in front (`[K, ...logical]`) and storage of
+/// its own: a batched tensor as it is, a shared one copied once per member.
+pub fn float_with_member_axis<I: Backend>(tensor: VmapTensor<FloatTensor<I>>) -> FloatTensor<I> {
+    materialize_copy::<I, FloatKind>(tensor)
+}
+
+/// A float tensor of the inner backend `I` with `new` members of zeros appended (of the
+/// tensor's dtype): the result is batched, with `members + new` members.
+pub fn append_zero_float_members<I: Backend>(
+    tensor: VmapTensor<FloatTensor<I>>,
+    new: usize,
+) -> VmapTensor<FloatTensor<I>> {
+    let members = tensor.members;
+    let inner = materialize_copy::<I, FloatKind>(tensor);
+    let mut shape = inner.shape();
+    shape[0] = new;
+    let device = I::float_device(&inner);
+    let zeros = I::float_zeros(shape, &device, inner.dtype().into());
+    VmapTensor::batched(I::float_cat(vec![inner, zeros], 0), members + new)
 }
 
 /// Reads an inner float primitive synchronously.

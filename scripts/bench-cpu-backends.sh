@@ -4,11 +4,17 @@
 # Results and analysis: book/src/cpu-backends.md.
 #
 # Usage: scripts/bench-cpu-backends.sh [backend...] [-- model...]
-#   backends: ndarray openblas-system blas-netlib flex flex-simd candle cpu (default: all);
-#   flex-simd = `--features "flex burn/simd"` (the facade's `flex` leaves burn-flex's simd off)
-#   models:   mlp8 mlp784 cnn (default: all)
+#   backends: ndarray openblas-system blas-netlib flex flex-simd candle cpu tch (default: all
+#   but tch); flex-simd = `--features "flex burn/simd"`; tch = LibTorch (burn-tch) built
+#   against target/venv/torch (scripts/setup-torch.sh, then scripts/setup-tch.sh sets the
+#   environment; about 5 GB, not in CI)
+#   models:   mlp8 mlp784 cnn (default: all), or `parity`: the group-vs-alone parity run of
+#   every model on that backend instead of timings
 # Environment: REPEAT (runs per configuration, default 3; the table takes the best median),
-#   SAMPLES (timed steps per arm, default 5), BUILD_ONLY=1.
+#   SAMPLES (timed steps per arm, default 5), BUILD_ONLY=1, MALLOC ("default tunables", the
+#   allocator settings to run), CONV_LOWERING (gemm and/or inner, default "gemm": Vmap's
+#   convolution lowering, saturate::vmap::ConvLowering), BENCH_TARGET_DIR (one target dir for
+#   every backend: shares the crates their builds have in common).
 #
 # Every non-default backend builds in its own target dir (target/bench-<backend>) so the
 # default release artifacts stay valid; builds run under `nice`. openblas-system needs
@@ -25,6 +31,8 @@ while [ $# -gt 0 ]; do
 done
 [ ${#backends[@]} -eq 0 ] && backends=(ndarray openblas-system blas-netlib flex flex-simd candle cpu)
 repeat=${REPEAT:-3}
+read -r -a mallocs <<<"${MALLOC:-default tunables}"
+read -r -a lowerings <<<"${CONV_LOWERING:-gemm}"
 # The lead's allocator setting: large freed blocks stay in the heap instead of being
 # returned to the kernel (page faults on every step otherwise).
 tunables='glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824:glibc.malloc.top_pad=268435456'
@@ -48,35 +56,58 @@ features_of() {
 
 for backend in "${backends[@]}"; do
     features=$(features_of "$backend")
-    if [ "$backend" = ndarray ]; then
+    if [ -n "${BENCH_TARGET_DIR:-}" ]; then
+        target=$BENCH_TARGET_DIR
+    elif [ "$backend" = ndarray ]; then
         target=target
     else
         target=target/bench-$backend
     fi
-    echo "=== $backend: building (features: ${features:-default})"
-    log="$out/$backend.build.log"
-    if ! CARGO_TARGET_DIR=$target nice -n 10 cargo bench --bench cpu_backends \
-        ${features:+--features "$features"} --no-run >"$log" 2>&1; then
-        echo "$backend: BUILD FAILED (see $log)"
-        grep -m5 -E '^(error|warning: build failed)|error:' "$log"
-        continue
-    fi
-    # The bench names its backend from the facade's features; burn/simd is not one of them.
-    label_from=flex label_to=flex
-    [ "$backend" = flex-simd ] && label_to='flex + simd'
-    exe=$(grep -o 'target[^ )]*/deps/cpu_backends-[0-9a-f]*' "$log" | tail -1)
-    [ -n "${BUILD_ONLY:-}" ] && continue
-    for malloc in default tunables; do
-        for i in $(seq "$repeat"); do
-            echo "--- $backend, malloc $malloc, run $i, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-            if [ "$malloc" = tunables ]; then
-                GLIBC_TUNABLES=$tunables "$exe" "${models[@]}"
-            else
-                "$exe" "${models[@]}"
-            fi 2>>"$out/$backend.$malloc.stderr" | grep -v -e '^| backend' -e '^|---' \
-                | sed -E "s/^\| $label_from( \+ | \|)/| $label_to\1/" \
-                | tee -a "$out/$backend.$malloc.md"
+    # LibTorch: torch-sys finds libtorch through the venv's python; the binary loads it
+    # through LD_LIBRARY_PATH (scripts/setup-tch.sh). The environment stays in this
+    # backend's subshell.
+    (
+        if [ "$backend" = tch ]; then
+            # shellcheck source=scripts/setup-tch.sh
+            export CARGO_TARGET_DIR=$target
+            source scripts/setup-tch.sh || exit 1
+            python -c 'import torch; print("tch: torch", torch.__version__, "threads", torch.get_num_threads())' \
+                | tee -a "$out/machine.txt"
+        fi
+        echo "=== $backend: building (features: ${features:-default})"
+        log="$out/$backend.build.log"
+        if ! CARGO_TARGET_DIR=$target nice -n 10 cargo bench --bench cpu_backends \
+            ${features:+--features "$features"} --no-run >"$log" 2>&1; then
+            echo "$backend: BUILD FAILED (see $log)"
+            grep -m5 -E '^(error|warning: build failed)|error:' "$log"
+            exit 0
+        fi
+        # The bench names its backend from the facade's features; burn/simd is not one of them.
+        label_from=flex label_to=flex
+        [ "$backend" = flex-simd ] && label_to='flex + simd'
+        exe=$(grep -o 'target[^ )]*/deps/cpu_backends-[0-9a-f]*' "$log" | tail -1)
+        [ -n "${BUILD_ONLY:-}" ] && exit 0
+        if [ "${models[*]:-}" = parity ]; then
+            for lowering in "${lowerings[@]}"; do
+                echo "--- $backend, parity, conv lowering $lowering"
+                CONV_LOWERING=$lowering "$exe" parity 2>&1 | tee -a "$out/$backend.parity.md"
+            done
+            exit 0
+        fi
+        for lowering in "${lowerings[@]}"; do
+            for malloc in "${mallocs[@]}"; do
+                for i in $(seq "$repeat"); do
+                    echo "--- $backend, malloc $malloc, conv $lowering, run $i, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+                    if [ "$malloc" = tunables ]; then
+                        CONV_LOWERING=$lowering GLIBC_TUNABLES=$tunables "$exe" "${models[@]}"
+                    else
+                        CONV_LOWERING=$lowering "$exe" "${models[@]}"
+                    fi 2>>"$out/$backend.$malloc.stderr" | grep -v -e '^| backend' -e '^|---' \
+                        | sed -E "s/^\| $label_from( \+ | \|)/| $label_to\1/" \
+                        | tee -a "$out/$backend.$malloc.md"
+                done
+            done
         done
-    done
+    )
 done
 echo "raw rows in $out/*.md; load average now: $(cut -d' ' -f1-3 /proc/loadavg)"

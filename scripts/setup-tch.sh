@@ -9,15 +9,23 @@
 #   scripts/setup-tch.sh COMMAND [ARGS...] # runs COMMAND with them, e.g.
 #   scripts/setup-tch.sh cargo bench --bench cpu_backends --features tch
 #
+# STATUS (measured 2026-12-01): with PyTorch 2.15.0 (what scripts/setup-torch.sh installs by
+# default) the build FAILS in torch-sys's generated C++ shim: PyTorch 2.15 removed ops that
+# tch 0.22's shim wraps (`Tensor::align_as`, `torch::align_tensors`, `torch::cholesky`,
+# `torch::qr` and their `_out` forms). tch 0.22 needs the PyTorch it was generated for, 2.9.0:
+#   python3 -m venv target/venv/torch29 &&
+#   target/venv/torch29/bin/pip install torch==2.9.0    # PyPI's wheel pulls CUDA, ~5 GB
+#   TCH_VENV=target/venv/torch29 scripts/setup-tch.sh cargo bench --bench cpu_backends --features tch
+# (not measured here: see book/src/cpu-backends.md).
+#
 # What it sets, and why:
 # - PATH: target/venv/torch/bin first, and VIRTUAL_ENV: torch-sys's build script asks
 #   `python` (`python3` without VIRTUAL_ENV) for torch's version, include and lib dirs.
 # - LIBTORCH_USE_PYTORCH=1: take libtorch from that Python's torch package.
 # - LIBTORCH_BYPASS_VERSION_CHECK=1: torch-sys 0.22 expects PyTorch 2.9.0 and refuses any
-#   other version at build time; the venv has a newer torch (2.15 when this was written).
-#   torch-sys's C++ shim then compiles against the newer headers; whether it works at run
-#   time is what book/src/cpu-backends.md reports (measured with 2.15.0+cu132).
-#   `TORCH_VERSION=2.9.0 scripts/setup-torch.sh` in a fresh venv gives the expected version.
+#   other version at build time ("this tch version expects PyTorch 2.9.0, got 2.15.0"). The
+#   bypass gets past that check, but its C++ shim must still compile against the installed
+#   headers (see STATUS).
 # - CXX: a wrapper (written to target/tch-cxx) that compiles torch-sys's C++ shim with
 #   -std=c++20 instead of the -std=c++17 torch-sys 0.22 passes: PyTorch >= 2.10's headers
 #   refuse older standards ("#error C++20 or later compatible compiler is required").
@@ -29,7 +37,8 @@
 # - OMP_NUM_THREADS: the number of CPUs unless set (LibTorch's intra-op threads).
 
 _tch_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-_tch_venv="$_tch_root/target/venv/torch"
+# TCH_VENV: the venv whose torch to build against (default target/venv/torch).
+_tch_venv="$(cd "$_tch_root" && realpath -m "${TCH_VENV:-target/venv/torch}")"
 if [ ! -x "$_tch_venv/bin/python" ] || ! "$_tch_venv/bin/python" -c 'import torch' 2>/dev/null; then
     echo "setup-tch: no torch in $_tch_venv; run scripts/setup-torch.sh first" >&2
     # shellcheck disable=SC2317 # `return` when sourced, `exit` when run

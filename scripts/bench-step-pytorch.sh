@@ -6,7 +6,9 @@
 # with PyTorch's CUDA libraries).
 #
 # usage: scripts/bench-step-pytorch.sh [cargo bench options, e.g. --features flex]
-# env:   THREADS (2), STEPS (20 per MLP arm), CNN_STEPS (7 per CNN arm), KS (1,8)
+# env:   THREADS (2), STEPS (20 per MLP arm), CNN_STEPS (7 per CNN arm), KS (1,8),
+#        DIVAN_ARGS (passed to the divan binary, e.g. "--skip cnn_sequential": that arm takes
+#        minutes per K on NdArray; its cells then read "-")
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,7 +27,9 @@ cd "$root"
 # saturate's arms first (their build is the slow part), then PyTorch's, then the table.
 # RAYON_NUM_THREADS: NdArray's thread pool gets the same thread count as torch.
 # Every K of the bench runs (1, 2, 4, 8, 16); the table shows those in KS.
-RAYON_NUM_THREADS="$threads" cargo bench --bench training_step "$@" | tee "$divan_out" >&2
+# shellcheck disable=SC2086 # DIVAN_ARGS is a list of words
+RAYON_NUM_THREADS="$threads" cargo bench --bench training_step "$@" -- ${DIVAN_ARGS:-} |
+    tee "$divan_out" >&2
 "$python" "$root/scripts/python/bench_step_pytorch.py" \
     --threads "$threads" --ks "$ks" \
     --steps "${STEPS:-20}" --cnn-steps "${CNN_STEPS:-7}" \

@@ -2,6 +2,7 @@
 //! checked for something real (trials written, values finite, the journal loads in Python
 //! Optuna).
 
+mod examples_gpu;
 mod examples_study;
 mod examples_train;
 mod gpu_check;

@@ -196,3 +196,100 @@ pub(crate) fn dense_layout<B: Backend>(t: FloatPrim<B>) -> FloatPrim<B> {
     let shape = t.shape();
     B::float_reshape(t, shape)
 }
+
+// Shape helpers on inner tensors, for the module ops (conv, pool, attention, ...).
+
+/// The shape of an inner tensor as a `Vec` (to index and splice).
+pub(crate) fn shape_dims<P: TensorMetadata>(p: &P) -> Vec<usize> {
+    p.shape().to_vec()
+}
+
+/// `float_reshape` to `dims`.
+pub(crate) fn reshape_float<B: Backend>(p: FloatPrim<B>, dims: Vec<usize>) -> FloatPrim<B> {
+    B::float_reshape(p, Shape::from(dims))
+}
+
+/// `int_reshape` to `dims`.
+pub(crate) fn reshape_int<B: Backend>(p: IntPrim<B>, dims: Vec<usize>) -> IntPrim<B> {
+    B::int_reshape(p, Shape::from(dims))
+}
+
+/// `float_permute` by `axes`.
+pub(crate) fn permute_float<B: Backend>(p: FloatPrim<B>, axes: &[usize]) -> FloatPrim<B> {
+    B::float_permute(p, axes)
+}
+
+/// The number of elements of `dims`.
+pub(crate) fn dims_product(dims: &[usize]) -> usize {
+    dims.iter().product()
+}
+
+/// Concatenates dimension lists.
+pub(crate) fn concat_dims(parts: &[&[usize]]) -> Vec<usize> {
+    parts.iter().flat_map(|p| p.iter().copied()).collect()
+}
+
+/// `[K, N, ...] -> [K*N, ...]`.
+pub(crate) fn merge_members_into_batch<B: Backend>(p: FloatPrim<B>) -> FloatPrim<B> {
+    let mut d = shape_dims(&p);
+    let k = d.remove(0);
+    d[0] *= k;
+    reshape_float::<B>(p, d)
+}
+
+pub(crate) fn merge_members_into_batch_int<B: Backend>(p: IntPrim<B>) -> IntPrim<B> {
+    let mut d = shape_dims(&p);
+    let k = d.remove(0);
+    d[0] *= k;
+    reshape_int::<B>(p, d)
+}
+
+/// `[K*N, ...] -> [K, N, ...]`.
+pub(crate) fn split_members_from_batch<B: Backend>(p: FloatPrim<B>, k: usize) -> FloatPrim<B> {
+    let mut d = shape_dims(&p);
+    d[0] /= k;
+    d.insert(0, k);
+    reshape_float::<B>(p, d)
+}
+
+/// The members of all operands (checked equal).
+pub(crate) fn common_members(op: &str, counts: &[usize]) -> usize {
+    counts
+        .iter()
+        .copied()
+        .reduce(|a, b| check_members(op, a, b))
+        .unwrap_or(1)
+}
+
+/// Runs a one-operand op with K folded into the batch axis.
+pub(crate) fn with_members_in_batch<B: Backend>(
+    x: VmapTensor<FloatPrim<B>>,
+    f: impl FnOnce(FloatPrim<B>) -> FloatPrim<B>,
+) -> VmapTensor<FloatPrim<B>> {
+    if x.batched {
+        let k = x.members;
+        VmapTensor::batched(
+            split_members_from_batch::<B>(f(merge_members_into_batch::<B>(x.inner)), k),
+            k,
+        )
+    } else {
+        x.map(f)
+    }
+}
+
+/// Runs a two-operand op (e.g. `x` and a gradient) with K folded into the batch axis; both are
+/// materialized when either is batched.
+pub(crate) fn with_members_in_batch_pair<B: Backend>(
+    op: &str,
+    x: VmapTensor<FloatPrim<B>>,
+    y: VmapTensor<FloatPrim<B>>,
+    f: impl FnOnce(FloatPrim<B>, FloatPrim<B>) -> FloatPrim<B>,
+) -> VmapTensor<FloatPrim<B>> {
+    let k = check_members(op, x.members, y.members);
+    if !x.batched && !y.batched {
+        return VmapTensor::unbatched(f(x.inner, y.inner), k);
+    }
+    let x = merge_members_into_batch::<B>(materialize::<B, FloatKind>(x));
+    let y = merge_members_into_batch::<B>(materialize::<B, FloatKind>(y));
+    VmapTensor::batched(split_members_from_batch::<B>(f(x, y), k), k)
+}

@@ -1,4 +1,5 @@
-//! The batching rules of [`Vmap`](crate::Vmap), one file per burn ops trait.
+//! The batching rules of [`Vmap`](crate::Vmap), one file per burn ops trait (a folder for
+//! `ModuleOps`), after burn-autodiff's layout; the machinery they share is in `base.rs`.
 
 mod activation;
 mod base;

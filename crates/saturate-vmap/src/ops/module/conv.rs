@@ -1,0 +1,1345 @@
+//! Batching rules for the convolutions: conv1d/2d/3d, the transposed forms, deformable conv2d and unfold4d, with their gradients.
+
+use super::*;
+
+/// `head` followed by the axes `start..start + count`.
+fn head_then_axes(head: &[usize], start: usize, count: usize) -> Vec<usize> {
+    let mut a = head.to_vec();
+    a.extend(start..start + count);
+    a
+}
+
+/// `[K, N, C, ...] -> [N, K*C, ...]`.
+fn merge_members_into_channels<B: Backend>(p: FloatPrim<B>) -> FloatPrim<B> {
+    let d = shape_dims(&p);
+    let rest = d.len() - 3;
+    let p = permute_float::<B>(p, &head_then_axes(&[1, 0, 2], 3, rest));
+    reshape_float::<B>(p, concat_dims(&[&[d[1], d[0] * d[2]], &d[3..]]))
+}
+
+/// `[N, K*C, ...] -> [K, N, C, ...]`.
+fn split_members_from_channels<B: Backend>(p: FloatPrim<B>, k: usize) -> FloatPrim<B> {
+    let d = shape_dims(&p);
+    let rest = d.len() - 2;
+    let p = reshape_float::<B>(p, concat_dims(&[&[d[0], k, d[1] / k], &d[2..]]));
+    permute_float::<B>(p, &head_then_axes(&[1, 0, 2], 3, rest))
+}
+
+/// Slices every axis of `p` to `0..target[i]` when the shapes differ.
+fn crop_to<B: Backend>(p: FloatPrim<B>, target: &[usize]) -> FloatPrim<B> {
+    if shape_dims(&p) == target {
+        return p;
+    }
+    let slices: Vec<Slice> = target.iter().map(|&t| Slice::from(0..t)).collect();
+    B::float_slice(p, &slices)
+}
+
+/// An inner convolution (or transposed convolution) with the options captured and the group
+/// count given.
+type ConvFn<'a, B> =
+    &'a dyn Fn(FloatPrim<B>, FloatPrim<B>, Option<FloatPrim<B>>, usize) -> FloatPrim<B>;
+
+/// Adds a batched bias `[K, O]` to a conv output with channels in axis 1 of the logical shape.
+/// `out` is batched (`[K, N, O, ...]`) when `out_batched`, else `[N, O, ...]`.
+fn add_bias_after<B: Backend>(
+    out: FloatPrim<B>,
+    out_batched: bool,
+    bias: VmapTensor<FloatPrim<B>>,
+) -> FloatPrim<B> {
+    let k = bias.members;
+    let out = if out_batched {
+        out
+    } else {
+        let d = shape_dims(&out);
+        reshape_float::<B>(out, concat_dims(&[&[1], &d]))
+    };
+    let rank = shape_dims(&out).len();
+    let o = shape_dims(&bias.inner)[1];
+    let mut bd = vec![1usize; rank];
+    bd[0] = k;
+    bd[2] = o;
+    let b = reshape_float::<B>(bias.inner, bd);
+    B::float_add(out, b)
+}
+
+/// `[N, g*K*og, ...] -> [K, N, g*og, ...]`.
+fn split_group_members<B: Backend>(out: FloatPrim<B>, k: usize, g: usize) -> FloatPrim<B> {
+    if g == 1 {
+        return split_members_from_channels::<B>(out, k);
+    }
+    let d = shape_dims(&out);
+    let og = d[1] / (g * k);
+    let out = reshape_float::<B>(out, vec![d[0], g, k, og, dims_product(&d[2..])]);
+    let out = permute_float::<B>(out, &[2, 0, 1, 3, 4]);
+    reshape_float::<B>(out, concat_dims(&[&[k, d[0], g * og], &d[2..]]))
+}
+
+/// A bias `[K, g*og]` (materialized) reordered group-major: `[g*K*og]`.
+fn bias_per_group_member<B: Backend>(bias: VmapTensor<FloatPrim<B>>, g: usize) -> FloatPrim<B> {
+    let k = bias.members;
+    let b = materialize::<B, FloatKind>(bias);
+    let o = shape_dims(&b)[1];
+    if g == 1 {
+        return reshape_float::<B>(b, vec![k * o]);
+    }
+    let b = reshape_float::<B>(b, vec![k, g, o / g]);
+    let b = permute_float::<B>(b, &[1, 0, 2]);
+    reshape_float::<B>(b, vec![k * o])
+}
+
+/// Forward (transposed) convolution for every batching of `x`, `weight` and `bias`.
+///
+/// Weight layouts: convolution `[O, C/g, k...]`, transposed `[C, O/g, k...]`.
+fn conv_forward<B: Backend>(
+    op: &str,
+    x: VmapTensor<FloatPrim<B>>,
+    weight: VmapTensor<FloatPrim<B>>,
+    bias: Option<VmapTensor<FloatPrim<B>>>,
+    groups: usize,
+    transposed: bool,
+    f: ConvFn<'_, B>,
+) -> VmapTensor<FloatPrim<B>> {
+    let mut counts = vec![x.members, weight.members];
+    if let Some(b) = &bias {
+        counts.push(b.members);
+    }
+    let k = common_members(op, &counts);
+    let g = groups;
+    match (x.batched, weight.batched) {
+        (xb, false) => {
+            let xi = if xb {
+                merge_members_into_batch::<B>(x.inner)
+            } else {
+                x.inner
+            };
+            let (b_in, b_after) = match bias {
+                Some(b) if b.batched => (None, Some(b)),
+                Some(b) => (Some(b.inner), None),
+                None => (None, None),
+            };
+            let out = f(xi, weight.inner, b_in, g);
+            let out = if xb {
+                split_members_from_batch::<B>(out, k)
+            } else {
+                out
+            };
+            match b_after {
+                Some(b) => VmapTensor::batched(add_bias_after::<B>(out, xb, b), k),
+                None => VmapTensor::new(out, xb, k),
+            }
+        }
+        (false, true) => {
+            // One convolution against the K weight sets side by side (group-major).
+            let wd = shape_dims(&weight.inner); // [K, a, b, ks]
+            let sp = wd.len() - 3;
+            let ks = &wd[3..];
+            let w = if g == 1 {
+                if transposed {
+                    // [K, C, og, ks] -> [C, K*og, ks]
+                    let w = permute_float::<B>(weight.inner, &head_then_axes(&[1, 0, 2], 3, sp));
+                    reshape_float::<B>(w, concat_dims(&[&[wd[1], k * wd[2]], ks]))
+                } else {
+                    reshape_float::<B>(weight.inner, concat_dims(&[&[k * wd[1], wd[2]], ks]))
+                }
+            } else if transposed {
+                // [K, g, cg, og, ks] -> [g, cg, K, og, ks] -> [C, K*og, ks]
+                let cg = wd[1] / g;
+                let w = reshape_float::<B>(weight.inner, vec![k, g, cg, wd[2], dims_product(ks)]);
+                let w = permute_float::<B>(w, &[1, 2, 0, 3, 4]);
+                reshape_float::<B>(w, concat_dims(&[&[wd[1], k * wd[2]], ks]))
+            } else {
+                // [K, g, og, cg, ks] -> [g, K, og, cg, ks] -> [g*K*og, cg, ks]
+                let og = wd[1] / g;
+                let w = reshape_float::<B>(weight.inner, vec![k, g, og, wd[2], dims_product(ks)]);
+                let w = permute_float::<B>(w, &[1, 0, 2, 3, 4]);
+                reshape_float::<B>(w, concat_dims(&[&[k * wd[1], wd[2]], ks]))
+            };
+            let b = bias.map(|b| bias_per_group_member::<B>(b, g));
+            let out = f(x.inner, w, b, g);
+            VmapTensor::batched(split_group_members::<B>(out, k, g), k)
+        }
+        (true, true) if loops_over_members::<B>() => {
+            let (xi, wi) = (x.inner, weight.inner);
+            let bias = bias.map(|b| (b.batched, b.inner));
+            let outs = (0..k)
+                .map(|m| {
+                    let b = bias.as_ref().map(|(batched, b)| {
+                        if *batched {
+                            member_slice::<B>(b.clone(), m)
+                        } else {
+                            b.clone()
+                        }
+                    });
+                    let out = f(
+                        member_slice::<B>(xi.clone(), m),
+                        member_slice::<B>(wi.clone(), m),
+                        b,
+                        g,
+                    );
+                    let d = shape_dims(&out);
+                    reshape_float::<B>(out, concat_dims(&[&[1], &d]))
+                })
+                .collect();
+            VmapTensor::batched(B::float_cat(outs, 0), k)
+        }
+        (true, true) => {
+            // K folded into the channels, one group set per member.
+            let xi = merge_members_into_channels::<B>(x.inner);
+            let w = merge_members_into_batch::<B>(weight.inner);
+            let b = bias.map(|b| {
+                let b = materialize::<B, FloatKind>(b);
+                let d = shape_dims(&b);
+                reshape_float::<B>(b, vec![d[0] * d[1]])
+            });
+            let out = f(xi, w, b, g * k);
+            VmapTensor::batched(split_members_from_channels::<B>(out, k), k)
+        }
+    }
+}
+
+/// Whether convolutions whose input and weights are both per member run as one inner call per
+/// member instead of one grouped call with K times the groups (under
+/// [`ConvLowering::InnerConvolution`]).
+///
+/// NdArray's convolution handles one group set well but many groups poorly, so on NdArray a loop
+/// over members is faster (measured on the benchmark CNN with `perf`). On GPU backends one
+/// grouped launch is the efficient form.
+fn loops_over_members<B: Backend>() -> bool {
+    conv_gemm::is_ndarray::<B>()
+}
+
+/// Member `m` of a batched inner tensor `[K, ...]`, as `[...]` (a view where the backend allows).
+fn member_slice<B: Backend>(p: FloatPrim<B>, m: usize) -> FloatPrim<B> {
+    let d = shape_dims(&p);
+    let mut ranges = vec![Slice::from(m..m + 1)];
+    ranges.extend(d[1..].iter().map(|&n| Slice::from(0..n)));
+    reshape_float::<B>(B::float_slice(p, &ranges), d[1..].to_vec())
+}
+
+/// The weight gradient of a (transposed) convolution, per member.
+///
+/// Computes, with the inner convolution `f` (stride and dilation swapped, no bias), the
+/// correlation of `a` (`[N, g*ca, ...]`, the convolution's input side) with `b` (`[N, g*cb, ...]`):
+/// the result is `[g*cb, ca, ks]` (`[K, g*cb, ca, ks]` when batched). For a convolution
+/// `a = x, b = output_grad`; for a transposed convolution `a = output_grad, b = x`.
+fn conv_weight_grad<B: Backend>(
+    op: &str,
+    a: VmapTensor<FloatPrim<B>>,
+    b: VmapTensor<FloatPrim<B>>,
+    g: usize,
+    ks: &[usize],
+    f: &dyn Fn(FloatPrim<B>, FloatPrim<B>, usize) -> FloatPrim<B>,
+) -> VmapTensor<FloatPrim<B>> {
+    let k = check_members(op, a.members, b.members);
+    let ad = a.shape().to_vec();
+    let bd = b.shape().to_vec();
+    let n = ad[0];
+    let (ca, cb) = (ad[1] / g, bd[1] / g);
+    let (as_, bs) = (&ad[2..], &bd[2..]);
+    let sp = as_.len();
+    // The unbatched forms of each side.
+    let a_single = |p: FloatPrim<B>| {
+        let p = reshape_float::<B>(p, vec![n, g, ca, dims_product(as_)]);
+        let p = permute_float::<B>(p, &[2, 1, 0, 3]);
+        reshape_float::<B>(p, concat_dims(&[&[ca, g * n], as_]))
+    };
+    let b_single = |p: FloatPrim<B>| {
+        let p = reshape_float::<B>(p, vec![n, g, cb, dims_product(bs)]);
+        let p = permute_float::<B>(p, &[1, 2, 0, 3]);
+        reshape_float::<B>(p, concat_dims(&[&[g * cb], &[n], bs]))
+    };
+    match (a.batched, b.batched) {
+        (false, false) => {
+            let out = f(a_single(a.inner), b_single(b.inner), g); // [ca, g*cb, k']
+            let out = permute_float::<B>(out, &head_then_axes(&[1, 0], 2, sp));
+            VmapTensor::unbatched(crop_to::<B>(out, &concat_dims(&[&[g * cb, ca], ks])), k)
+        }
+        (true, true) if loops_over_members::<B>() => {
+            let (ai, bi) = (a.inner, b.inner);
+            let outs = (0..k)
+                .map(|m| {
+                    let a = a_single(member_slice::<B>(ai.clone(), m));
+                    let b = b_single(member_slice::<B>(bi.clone(), m));
+                    let out = f(a, b, g); // [ca, g*cb, k']
+                    let out = permute_float::<B>(out, &head_then_axes(&[1, 0], 2, sp));
+                    let out = crop_to::<B>(out, &concat_dims(&[&[g * cb, ca], ks]));
+                    let d = shape_dims(&out);
+                    reshape_float::<B>(out, concat_dims(&[&[1], &d]))
+                })
+                .collect();
+            VmapTensor::batched(B::float_cat(outs, 0), k)
+        }
+        (true, true) => {
+            let ai = reshape_float::<B>(a.inner, vec![k, n, g, ca, dims_product(as_)]);
+            let ai = permute_float::<B>(ai, &[3, 0, 2, 1, 4]);
+            let ai = reshape_float::<B>(ai, concat_dims(&[&[ca, k * g * n], as_]));
+            let bi = reshape_float::<B>(b.inner, vec![k, n, g, cb, dims_product(bs)]);
+            let bi = permute_float::<B>(bi, &[0, 2, 3, 1, 4]);
+            let bi = reshape_float::<B>(bi, concat_dims(&[&[k * g * cb, n], bs]));
+            let out = f(ai, bi, k * g); // [ca, K*g*cb, k']
+            let kd = shape_dims(&out)[2..].to_vec();
+            let out = reshape_float::<B>(out, concat_dims(&[&[ca, k, g * cb], &kd]));
+            let out = permute_float::<B>(out, &head_then_axes(&[1, 2, 0], 3, sp));
+            VmapTensor::batched(crop_to::<B>(out, &concat_dims(&[&[k, g * cb, ca], ks])), k)
+        }
+        (false, true) => {
+            let ai = a_single(a.inner);
+            let bi = reshape_float::<B>(b.inner, vec![k, n, g, cb, dims_product(bs)]);
+            let bi = permute_float::<B>(bi, &[2, 0, 3, 1, 4]);
+            let bi = reshape_float::<B>(bi, concat_dims(&[&[g * k * cb, n], bs]));
+            let out = f(ai, bi, g); // [ca, g*K*cb, k']
+            let kd = shape_dims(&out)[2..].to_vec();
+            let out = reshape_float::<B>(out, vec![ca, g, k, cb, dims_product(&kd)]);
+            let out = permute_float::<B>(out, &[2, 1, 3, 0, 4]);
+            let out = reshape_float::<B>(out, concat_dims(&[&[k, g * cb, ca], &kd]));
+            VmapTensor::batched(crop_to::<B>(out, &concat_dims(&[&[k, g * cb, ca], ks])), k)
+        }
+        (true, false) => {
+            let ai = reshape_float::<B>(a.inner, vec![k, n, g, ca, dims_product(as_)]);
+            let ai = permute_float::<B>(ai, &[0, 3, 2, 1, 4]);
+            let ai = reshape_float::<B>(ai, concat_dims(&[&[k * ca, g * n], as_]));
+            let bi = b_single(b.inner);
+            let out = f(ai, bi, g); // [K*ca, g*cb, k']
+            let kd = shape_dims(&out)[2..].to_vec();
+            let out = reshape_float::<B>(out, concat_dims(&[&[k, ca, g * cb], &kd]));
+            let out = permute_float::<B>(out, &head_then_axes(&[0, 2, 1], 3, sp));
+            VmapTensor::batched(crop_to::<B>(out, &concat_dims(&[&[k, g * cb, ca], ks])), k)
+        }
+    }
+}
+
+/// The bias gradient of a (transposed) convolution: the output gradient summed over every axis
+/// but the channels, per member.
+fn conv_bias_grad<B: Backend>(
+    op: &str,
+    x: &VmapTensor<FloatPrim<B>>,
+    bias: &VmapTensor<FloatPrim<B>>,
+    grad: VmapTensor<FloatPrim<B>>,
+) -> VmapTensor<FloatPrim<B>> {
+    let k = common_members(op, &[x.members, bias.members, grad.members]);
+    let batched = grad.batched;
+    let p = grad.inner;
+    let d = shape_dims(&p);
+    let lead = batched as usize;
+    let o = d[lead + 1];
+    let rest: usize = d[lead..].iter().product::<usize>() / o;
+    let p = B::float_swap_dims(p, lead, lead + 1);
+    let out = if batched {
+        let p = reshape_float::<B>(p, vec![k, o, rest]);
+        let p = B::float_sum_dim(p, 2);
+        reshape_float::<B>(p, vec![k, o])
+    } else {
+        let p = reshape_float::<B>(p, vec![o, rest]);
+        let p = B::float_sum_dim(p, 1);
+        reshape_float::<B>(p, bias.shape().to_vec())
+    };
+    VmapTensor::new(out, batched, k)
+}
+
+/// `ConvOptions` with another group count.
+fn conv_options_with_groups<const N: usize>(o: &ConvOptions<N>, groups: usize) -> ConvOptions<N> {
+    ConvOptions {
+        groups,
+        ..o.clone()
+    }
+}
+
+fn conv_transpose_options_with_groups<const N: usize>(
+    o: &ConvTransposeOptions<N>,
+    groups: usize,
+) -> ConvTransposeOptions<N> {
+    ConvTransposeOptions {
+        groups,
+        ..o.clone()
+    }
+}
+
+/// Whether `Vmap<B>` lowers convolutions to unfold + one batched matrix product.
+fn lowers_to_gemm<B: Backend>() -> bool {
+    conv_lowering::<B>() == ConvLowering::BatchedGemm
+}
+
+fn geometry<const N: usize>(o: &ConvOptions<N>) -> Geometry {
+    Geometry {
+        stride: o.stride.to_vec(),
+        padding: o.padding.to_vec(),
+        dilation: o.dilation.to_vec(),
+        groups: o.groups,
+    }
+}
+
+fn geometry_transposed<const N: usize>(o: &ConvTransposeOptions<N>) -> Geometry {
+    Geometry {
+        stride: o.stride.to_vec(),
+        padding: o.padding.to_vec(),
+        dilation: o.dilation.to_vec(),
+        groups: o.groups,
+    }
+}
+
+/// The output size of a transposed convolution of input `x_shape` and weights `w_shape`.
+fn conv_transpose_output_size<const N: usize>(
+    x_shape: &[usize],
+    w_shape: &[usize],
+    o: &ConvTransposeOptions<N>,
+) -> Vec<usize> {
+    (0..N)
+        .map(|i| {
+            (x_shape[2 + i] - 1) * o.stride[i]
+                + o.dilation[i] * (w_shape[2 + i] - 1)
+                + 1
+                + o.padding_out[i]
+                - 2 * o.padding[i]
+        })
+        .collect()
+}
+
+/// The transposed convolution with unfold + batched matrix products.
+fn gemm_conv_transpose<B: Backend, const N: usize>(
+    op: &str,
+    x: VmapTensor<FloatPrim<B>>,
+    weight: VmapTensor<FloatPrim<B>>,
+    bias: Option<VmapTensor<FloatPrim<B>>>,
+    o: &ConvTransposeOptions<N>,
+) -> VmapTensor<FloatPrim<B>> {
+    let target = conv_transpose_output_size(&x.shape(), &weight.shape(), o);
+    conv_gemm::vmap_conv_x_grad::<B>(op, x, weight, bias, &geometry_transposed(o), &target)
+}
+
+/// The input gradient of a transposed convolution with unfold + batched matrix products: a
+/// convolution, sliced to the input size.
+fn gemm_conv_transpose_x_backward<B: Backend, const N: usize>(
+    op: &str,
+    weight: VmapTensor<FloatPrim<B>>,
+    grad: VmapTensor<FloatPrim<B>>,
+    o: &ConvTransposeOptions<N>,
+) -> VmapTensor<FloatPrim<B>> {
+    let w_shape = weight.shape().to_vec();
+    let g_shape = grad.shape().to_vec();
+    let out = conv_gemm::vmap_conv::<B>(op, grad, weight, None, &geometry_transposed(o));
+    let mut target = out.shape().to_vec();
+    for i in 0..N {
+        let (k, s, p, po, d) = (
+            w_shape[2 + i],
+            o.stride[i],
+            o.padding[i],
+            o.padding_out[i],
+            o.dilation[i],
+        );
+        target[2 + i] = (g_shape[2 + i] + 2 * p - d * (k - 1) - po - 1) / s + 1;
+    }
+    let (batched, k) = (out.batched, out.members);
+    let target = if batched {
+        concat_dims(&[&[k], &target])
+    } else {
+        target
+    };
+    VmapTensor::new(crop_to::<B>(out.inner, &target), batched, k)
+}
+
+/// The options of the weight-gradient correlation: stride and dilation swapped.
+fn swapped_opts<const N: usize>(
+    stride: [usize; N],
+    padding: [usize; N],
+    dilation: [usize; N],
+    groups: usize,
+) -> ConvOptions<N> {
+    ConvOptions {
+        stride: dilation,
+        padding,
+        dilation: stride,
+        groups,
+    }
+}
+
+/// The transposed-conv options that map a conv's output gradient back to its input size.
+fn x_backward_opts<const N: usize>(
+    x_shape: &[usize],
+    w_shape: &[usize],
+    grad_shape: &[usize],
+    o: &ConvOptions<N>,
+) -> ConvTransposeOptions<N> {
+    let mut padding_out = [0usize; N];
+    for i in 0..N {
+        padding_out[i] = burn_backend::ops::conv::calculate_padding_out(
+            w_shape[2 + i],
+            o.stride[i],
+            o.padding[i],
+            o.dilation[i],
+            x_shape[2 + i],
+            grad_shape[2 + i],
+        );
+    }
+    ConvTransposeOptions {
+        stride: o.stride,
+        padding: o.padding,
+        padding_out,
+        dilation: o.dilation,
+        groups: o.groups,
+    }
+}
+
+/// A 2-d transposed convolution computed as an ordinary convolution: the input is dilated by
+/// the stride and padded, the weights are flipped with their channel roles swapped per group.
+///
+/// Used for `conv2d_x_backward`: some inner backends (NdArray) have a fast `conv2d` but a
+/// naive `conv_transpose2d`, which made the input gradient of a convolution dominate a CNN's
+/// training step (86% of it, measured with `perf`).
+fn conv_transpose2d_by_conv2d<B: Backend>(
+    x: FloatPrim<B>,
+    weight: FloatPrim<B>,
+    bias: Option<FloatPrim<B>>,
+    o: ConvTransposeOptions<2>,
+) -> FloatPrim<B> {
+    let xd = shape_dims(&x); // [N, Cin, H, W]
+    let wd = shape_dims(&weight); // [Cin, Cout/g, kh, kw]
+    let g = o.groups;
+    let (n, c_in, h, w) = (xd[0], xd[1], xd[2], xd[3]);
+    let (c_out_g, kh, kw) = (wd[1], wd[2], wd[3]);
+    let device = B::float_device(&x);
+    let dtype: burn_backend::FloatDType = x.dtype().into();
+    // Dilate by the stride: [N, C, H, 1, W, 1] -> zeros appended -> [N, C, H*s, W*s], cropped.
+    let (sh, sw) = (o.stride[0], o.stride[1]);
+    let mut xs = x;
+    if sh > 1 || sw > 1 {
+        let x6 = reshape_float::<B>(xs, vec![n, c_in, h, 1, w, 1]);
+        let x6 = if sh > 1 {
+            let z = B::float_zeros(Shape::from(vec![n, c_in, h, sh - 1, w, 1]), &device, dtype);
+            B::float_cat(vec![x6, z], 3)
+        } else {
+            x6
+        };
+        let x6 = if sw > 1 {
+            let z = B::float_zeros(Shape::from(vec![n, c_in, h, sh, w, sw - 1]), &device, dtype);
+            B::float_cat(vec![x6, z], 5)
+        } else {
+            x6
+        };
+        let full = reshape_float::<B>(x6, vec![n, c_in, h * sh, w * sw]);
+        xs = B::float_slice(
+            full,
+            &[
+                Slice::from(0..n),
+                Slice::from(0..c_in),
+                Slice::from(0..(h - 1) * sh + 1),
+                Slice::from(0..(w - 1) * sw + 1),
+            ],
+        );
+    }
+    // Pad (or crop) so that a stride-1 convolution gives the transposed convolution's output.
+    let dh = shape_dims(&xs)[2];
+    let dw = shape_dims(&xs)[3];
+    let lo = [
+        (o.dilation[0] * (kh - 1)) as isize - o.padding[0] as isize,
+        (o.dilation[1] * (kw - 1)) as isize - o.padding[1] as isize,
+    ];
+    let hi = [
+        lo[0] + o.padding_out[0] as isize,
+        lo[1] + o.padding_out[1] as isize,
+    ];
+    let ph = (dh as isize + lo[0] + hi[0]).max(0) as usize;
+    let pw = (dw as isize + lo[1] + hi[1]).max(0) as usize;
+    // Source row i lands at row i + lo; rows outside [0, ph) are cropped.
+    let range = |lo: isize, len: usize, padded: usize| {
+        let from = (-lo).max(0) as usize;
+        let to = (len as isize).min(padded as isize - lo).max(from as isize) as usize;
+        (from, to, (from as isize + lo) as usize)
+    };
+    let (fh, th, oh) = range(lo[0], dh, ph);
+    let (fw, tw, ow) = range(lo[1], dw, pw);
+    let src = B::float_slice(
+        xs,
+        &[
+            Slice::from(0..n),
+            Slice::from(0..c_in),
+            Slice::from(fh..th),
+            Slice::from(fw..tw),
+        ],
+    );
+    let padded = B::float_slice_assign(
+        B::float_zeros(Shape::from(vec![n, c_in, ph, pw]), &device, dtype),
+        &[
+            Slice::from(0..n),
+            Slice::from(0..c_in),
+            Slice::from(oh..oh + (th - fh)),
+            Slice::from(ow..ow + (tw - fw)),
+        ],
+        src,
+    );
+    // Weights [g*cin_g, cout_g, kh, kw] -> [g*cout_g, cin_g, kh, kw], spatially flipped.
+    let cin_g = c_in / g;
+    let wt = reshape_float::<B>(weight, vec![g, cin_g, c_out_g, kh, kw]);
+    let wt = B::float_swap_dims(wt, 1, 2);
+    let wt = reshape_float::<B>(wt, vec![g * c_out_g, cin_g, kh, kw]);
+    let wt = B::float_flip(wt, &[2, 3]);
+    B::conv2d(
+        padded,
+        wt,
+        bias,
+        ConvOptions::new([1, 1], [0, 0], o.dilation, g),
+    )
+}
+
+/// The input gradient of a transposed convolution: a convolution, sliced to the input size.
+fn conv_transpose_x_backward<B: Backend, const N: usize>(
+    op: &str,
+    weight: VmapTensor<FloatPrim<B>>,
+    grad: VmapTensor<FloatPrim<B>>,
+    o: &ConvTransposeOptions<N>,
+    f: ConvFn<'_, B>,
+) -> VmapTensor<FloatPrim<B>> {
+    let w_shape = weight.shape().to_vec();
+    let g_shape = grad.shape().to_vec();
+    let out = conv_forward::<B>(op, grad, weight, None, o.groups, false, f);
+    if o.padding_out.iter().all(|&p| p == 0) {
+        return out;
+    }
+    let mut target = out.shape().to_vec();
+    for i in 0..N {
+        let (k, s, p, po, d) = (
+            w_shape[2 + i],
+            o.stride[i],
+            o.padding[i],
+            o.padding_out[i],
+            o.dilation[i],
+        );
+        target[2 + i] = (g_shape[2 + i] + 2 * p - d * (k - 1) - po - 1) / s + 1;
+    }
+    let (batched, k) = (out.batched, out.members);
+    let target = if batched {
+        concat_dims(&[&[k], &target])
+    } else {
+        target
+    };
+    VmapTensor::new(crop_to::<B>(out.inner, &target), batched, k)
+}
+
+/// Member `m` of `t` as an unbatched inner tensor of the logical shape.
+fn member_inner<B: Backend>(t: &VmapTensor<FloatPrim<B>>, m: usize) -> FloatPrim<B> {
+    if !t.batched {
+        return t.inner.clone();
+    }
+    let d = shape_dims(&t.inner);
+    let mut slices: Vec<Slice> = d.iter().map(|&n| Slice::from(0..n)).collect();
+    slices[0] = Slice::from(m..m + 1);
+    let p = B::float_slice(t.inner.clone(), &slices);
+    reshape_float::<B>(p, d[1..].to_vec())
+}
+
+/// Stacks equally shaped inner tensors along a new leading member axis.
+fn stack_members_axis<B: Backend>(parts: Vec<FloatPrim<B>>) -> FloatPrim<B> {
+    let parts = parts
+        .into_iter()
+        .map(|p| {
+            let d = shape_dims(&p);
+            reshape_float::<B>(p, concat_dims(&[&[1], &d]))
+        })
+        .collect();
+    B::float_cat(parts, 0)
+}
+
+/// Deformable-conv options for K members folded into the channels.
+fn deform_options_for_members(o: &DeformConvOptions<2>, k: usize) -> DeformConvOptions<2> {
+    DeformConvOptions {
+        weight_groups: o.weight_groups * k,
+        offset_groups: o.offset_groups * k,
+        ..o.clone()
+    }
+}
+
+pub(super) fn conv1d<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    options: ConvOptions<1>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv::<B>("conv1d", x, weight, bias, &geometry(&options));
+    }
+    let f = |x, w, b, g| B::conv1d(x, w, b, conv_options_with_groups(&options, g));
+    conv_forward::<B>("conv1d", x, weight, bias, options.groups, false, &f)
+}
+
+pub(super) fn conv1d_x_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvOptions<1>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        check_members("conv1d_x_backward", x.members, weight.members);
+        let input = x.shape().to_vec()[2..].to_vec();
+        return conv_gemm::vmap_conv_x_grad::<B>(
+            "conv1d_x_backward",
+            output_grad,
+            weight,
+            None,
+            &geometry(&options),
+            &input,
+        );
+    }
+    let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
+    let f = |x, w, b, g| B::conv_transpose1d(x, w, b, conv_transpose_options_with_groups(&o, g));
+    check_members("conv1d_x_backward", x.members, weight.members);
+    conv_forward::<B>(
+        "conv1d_x_backward",
+        output_grad,
+        weight,
+        None,
+        o.groups,
+        true,
+        &f,
+    )
+}
+
+pub(super) fn conv1d_weight_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvOptions<1>,
+) -> FloatTensor<Vmap<B>> {
+    check_members("conv1d_weight_backward", x.members, weight.members);
+    let ks = weight.shape().to_vec()[2..].to_vec();
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv_weight_grad::<B>(
+            "conv1d_weight_backward",
+            x,
+            output_grad,
+            &geometry(&options),
+            &ks,
+        );
+    }
+    let f = |a, b, g| {
+        B::conv1d(
+            a,
+            b,
+            None,
+            swapped_opts(options.stride, options.padding, options.dilation, g),
+        )
+    };
+    conv_weight_grad::<B>(
+        "conv1d_weight_backward",
+        x,
+        output_grad,
+        options.groups,
+        &ks,
+        &f,
+    )
+}
+
+pub(super) fn conv1d_bias_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    bias: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+) -> FloatTensor<Vmap<B>> {
+    conv_bias_grad::<B>("conv1d_bias_backward", &x, &bias, output_grad)
+}
+
+pub(super) fn conv2d<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    options: ConvOptions<2>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv::<B>("conv2d", x, weight, bias, &geometry(&options));
+    }
+    let f = |x, w, b, g| B::conv2d(x, w, b, conv_options_with_groups(&options, g));
+    conv_forward::<B>("conv2d", x, weight, bias, options.groups, false, &f)
+}
+
+pub(super) fn conv2d_x_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvOptions<2>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        check_members("conv2d_x_backward", x.members, weight.members);
+        let input = x.shape().to_vec()[2..].to_vec();
+        return conv_gemm::vmap_conv_x_grad::<B>(
+            "conv2d_x_backward",
+            output_grad,
+            weight,
+            None,
+            &geometry(&options),
+            &input,
+        );
+    }
+    let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
+    let f = |x, w, b, g| {
+        conv_transpose2d_by_conv2d::<B>(x, w, b, conv_transpose_options_with_groups(&o, g))
+    };
+    check_members("conv2d_x_backward", x.members, weight.members);
+    conv_forward::<B>(
+        "conv2d_x_backward",
+        output_grad,
+        weight,
+        None,
+        o.groups,
+        true,
+        &f,
+    )
+}
+
+pub(super) fn conv2d_weight_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvOptions<2>,
+) -> FloatTensor<Vmap<B>> {
+    check_members("conv2d_weight_backward", x.members, weight.members);
+    let ks = weight.shape().to_vec()[2..].to_vec();
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv_weight_grad::<B>(
+            "conv2d_weight_backward",
+            x,
+            output_grad,
+            &geometry(&options),
+            &ks,
+        );
+    }
+    let f = |a, b, g| {
+        B::conv2d(
+            a,
+            b,
+            None,
+            swapped_opts(options.stride, options.padding, options.dilation, g),
+        )
+    };
+    conv_weight_grad::<B>(
+        "conv2d_weight_backward",
+        x,
+        output_grad,
+        options.groups,
+        &ks,
+        &f,
+    )
+}
+
+pub(super) fn conv2d_bias_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    bias: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+) -> FloatTensor<Vmap<B>> {
+    conv_bias_grad::<B>("conv2d_bias_backward", &x, &bias, output_grad)
+}
+
+pub(super) fn deform_conv2d<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    offset: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    mask: Option<FloatTensor<Vmap<B>>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    options: DeformConvOptions<2>,
+) -> FloatTensor<Vmap<B>> {
+    let mut counts = vec![x.members, offset.members, weight.members];
+    counts.extend(mask.iter().map(|m| m.members));
+    counts.extend(bias.iter().map(|b| b.members));
+    let k = common_members("deform_conv2d", &counts);
+    let any = x.batched
+        || offset.batched
+        || weight.batched
+        || mask.as_ref().is_some_and(|m| m.batched)
+        || bias.as_ref().is_some_and(|b| b.batched);
+    if !any {
+        return VmapTensor::unbatched(
+            B::deform_conv2d(
+                x.inner,
+                offset.inner,
+                weight.inner,
+                mask.map(|m| m.inner),
+                bias.map(|b| b.inner),
+                options,
+            ),
+            k,
+        );
+    }
+    // K folded into the channels: K times the weight and offset groups.
+    let out = B::deform_conv2d(
+        merge_members_into_channels::<B>(materialize::<B, FloatKind>(x)),
+        merge_members_into_channels::<B>(materialize::<B, FloatKind>(offset)),
+        merge_members_into_batch::<B>(materialize::<B, FloatKind>(weight)),
+        mask.map(|m| merge_members_into_channels::<B>(materialize::<B, FloatKind>(m))),
+        bias.map(|b| merge_members_into_batch::<B>(materialize::<B, FloatKind>(b))),
+        deform_options_for_members(&options, k),
+    );
+    VmapTensor::batched(split_members_from_channels::<B>(out, k), k)
+}
+
+pub(super) fn deform_conv2d_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    offset: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    mask: Option<FloatTensor<Vmap<B>>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: DeformConvOptions<2>,
+) -> DeformConv2dBackward<Vmap<B>> {
+    let mut counts = vec![
+        x.members,
+        offset.members,
+        weight.members,
+        output_grad.members,
+    ];
+    counts.extend(mask.iter().map(|m| m.members));
+    counts.extend(bias.iter().map(|b| b.members));
+    let k = common_members("deform_conv2d_backward", &counts);
+    let any = x.batched
+        || offset.batched
+        || weight.batched
+        || output_grad.batched
+        || mask.as_ref().is_some_and(|m| m.batched)
+        || bias.as_ref().is_some_and(|b| b.batched);
+    if !any {
+        let g = B::deform_conv2d_backward(
+            x.inner,
+            offset.inner,
+            weight.inner,
+            mask.map(|m| m.inner),
+            bias.map(|b| b.inner),
+            output_grad.inner,
+            options,
+        );
+        let u = |p| VmapTensor::unbatched(p, k);
+        return DeformConv2dBackward::new(
+            u(g.x_grad),
+            u(g.offset_grad),
+            u(g.weight_grad),
+            g.mask_grad.map(u),
+            g.bias_grad.map(u),
+        );
+    }
+    // One inner call per member: the inner backward's offset and mask gradients need not
+    // support the K-fold offset groups a channel fold would use (NdArray's read the columns
+    // of the first offset group only), so the members are computed apart and stacked.
+    let parts: Vec<_> = (0..k)
+        .map(|m| {
+            B::deform_conv2d_backward(
+                member_inner::<B>(&x, m),
+                member_inner::<B>(&offset, m),
+                member_inner::<B>(&weight, m),
+                mask.as_ref().map(|t| member_inner::<B>(t, m)),
+                bias.as_ref().map(|t| member_inner::<B>(t, m)),
+                member_inner::<B>(&output_grad, m),
+                options.clone(),
+            )
+        })
+        .collect();
+    let mut xs = Vec::with_capacity(k);
+    let mut offs = Vec::with_capacity(k);
+    let mut ws = Vec::with_capacity(k);
+    let mut masks = Vec::with_capacity(k);
+    let mut biases = Vec::with_capacity(k);
+    for p in parts {
+        xs.push(p.x_grad);
+        offs.push(p.offset_grad);
+        ws.push(p.weight_grad);
+        masks.extend(p.mask_grad);
+        biases.extend(p.bias_grad);
+    }
+    let st = |v: Vec<FloatPrim<B>>| VmapTensor::batched(stack_members_axis::<B>(v), k);
+    DeformConv2dBackward::new(
+        st(xs),
+        st(offs),
+        st(ws),
+        (!masks.is_empty()).then(|| st(masks)),
+        (!biases.is_empty()).then(|| st(biases)),
+    )
+}
+
+pub(super) fn conv3d<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    options: ConvOptions<3>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv::<B>("conv3d", x, weight, bias, &geometry(&options));
+    }
+    let f = |x, w, b, g| B::conv3d(x, w, b, conv_options_with_groups(&options, g));
+    conv_forward::<B>("conv3d", x, weight, bias, options.groups, false, &f)
+}
+
+pub(super) fn conv3d_x_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvOptions<3>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        check_members("conv3d_x_backward", x.members, weight.members);
+        let input = x.shape().to_vec()[2..].to_vec();
+        return conv_gemm::vmap_conv_x_grad::<B>(
+            "conv3d_x_backward",
+            output_grad,
+            weight,
+            None,
+            &geometry(&options),
+            &input,
+        );
+    }
+    let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
+    let f = |x, w, b, g| B::conv_transpose3d(x, w, b, conv_transpose_options_with_groups(&o, g));
+    check_members("conv3d_x_backward", x.members, weight.members);
+    conv_forward::<B>(
+        "conv3d_x_backward",
+        output_grad,
+        weight,
+        None,
+        o.groups,
+        true,
+        &f,
+    )
+}
+
+pub(super) fn conv3d_weight_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvOptions<3>,
+) -> FloatTensor<Vmap<B>> {
+    check_members("conv3d_weight_backward", x.members, weight.members);
+    let ks = weight.shape().to_vec()[2..].to_vec();
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv_weight_grad::<B>(
+            "conv3d_weight_backward",
+            x,
+            output_grad,
+            &geometry(&options),
+            &ks,
+        );
+    }
+    let f = |a, b, g| {
+        B::conv3d(
+            a,
+            b,
+            None,
+            swapped_opts(options.stride, options.padding, options.dilation, g),
+        )
+    };
+    conv_weight_grad::<B>(
+        "conv3d_weight_backward",
+        x,
+        output_grad,
+        options.groups,
+        &ks,
+        &f,
+    )
+}
+
+pub(super) fn conv3d_bias_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    bias: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+) -> FloatTensor<Vmap<B>> {
+    conv_bias_grad::<B>("conv3d_bias_backward", &x, &bias, output_grad)
+}
+
+pub(super) fn conv_transpose1d<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    options: ConvTransposeOptions<1>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return gemm_conv_transpose::<B, 1>("conv_transpose1d", x, weight, bias, &options);
+    }
+    let f =
+        |x, w, b, g| B::conv_transpose1d(x, w, b, conv_transpose_options_with_groups(&options, g));
+    conv_forward::<B>(
+        "conv_transpose1d",
+        x,
+        weight,
+        bias,
+        options.groups,
+        true,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose1d_x_backward<B: Backend>(
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvTransposeOptions<1>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return gemm_conv_transpose_x_backward::<B, 1>(
+            "conv_transpose1d_x_backward",
+            weight,
+            output_grad,
+            &options,
+        );
+    }
+    let o = options.clone();
+    let f = |x, w, b, g| {
+        B::conv1d(
+            x,
+            w,
+            b,
+            ConvOptions::new(o.stride, o.padding, o.dilation, g),
+        )
+    };
+    conv_transpose_x_backward::<B, 1>(
+        "conv_transpose1d_x_backward",
+        weight,
+        output_grad,
+        &options,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose1d_weight_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvTransposeOptions<1>,
+) -> FloatTensor<Vmap<B>> {
+    check_members(
+        "conv_transpose1d_weight_backward",
+        x.members,
+        weight.members,
+    );
+    let ks = weight.shape().to_vec()[2..].to_vec();
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv_weight_grad::<B>(
+            "conv_transpose1d_weight_backward",
+            output_grad,
+            x,
+            &geometry_transposed(&options),
+            &ks,
+        );
+    }
+    let f = |a, b, g| {
+        B::conv1d(
+            a,
+            b,
+            None,
+            swapped_opts(options.stride, options.padding, options.dilation, g),
+        )
+    };
+    conv_weight_grad::<B>(
+        "conv_transpose1d_weight_backward",
+        output_grad,
+        x,
+        options.groups,
+        &ks,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose1d_bias_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    bias: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+) -> FloatTensor<Vmap<B>> {
+    conv_bias_grad::<B>("conv_transpose1d_bias_backward", &x, &bias, output_grad)
+}
+
+pub(super) fn conv_transpose2d<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    options: ConvTransposeOptions<2>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return gemm_conv_transpose::<B, 2>("conv_transpose2d", x, weight, bias, &options);
+    }
+    let f =
+        |x, w, b, g| B::conv_transpose2d(x, w, b, conv_transpose_options_with_groups(&options, g));
+    conv_forward::<B>(
+        "conv_transpose2d",
+        x,
+        weight,
+        bias,
+        options.groups,
+        true,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose2d_x_backward<B: Backend>(
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvTransposeOptions<2>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return gemm_conv_transpose_x_backward::<B, 2>(
+            "conv_transpose2d_x_backward",
+            weight,
+            output_grad,
+            &options,
+        );
+    }
+    let o = options.clone();
+    let f = |x, w, b, g| {
+        B::conv2d(
+            x,
+            w,
+            b,
+            ConvOptions::new(o.stride, o.padding, o.dilation, g),
+        )
+    };
+    conv_transpose_x_backward::<B, 2>(
+        "conv_transpose2d_x_backward",
+        weight,
+        output_grad,
+        &options,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose2d_weight_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvTransposeOptions<2>,
+) -> FloatTensor<Vmap<B>> {
+    check_members(
+        "conv_transpose2d_weight_backward",
+        x.members,
+        weight.members,
+    );
+    let ks = weight.shape().to_vec()[2..].to_vec();
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv_weight_grad::<B>(
+            "conv_transpose2d_weight_backward",
+            output_grad,
+            x,
+            &geometry_transposed(&options),
+            &ks,
+        );
+    }
+    let f = |a, b, g| {
+        B::conv2d(
+            a,
+            b,
+            None,
+            swapped_opts(options.stride, options.padding, options.dilation, g),
+        )
+    };
+    conv_weight_grad::<B>(
+        "conv_transpose2d_weight_backward",
+        output_grad,
+        x,
+        options.groups,
+        &ks,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose2d_bias_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    bias: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+) -> FloatTensor<Vmap<B>> {
+    conv_bias_grad::<B>("conv_transpose2d_bias_backward", &x, &bias, output_grad)
+}
+
+pub(super) fn conv_transpose3d<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    options: ConvTransposeOptions<3>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return gemm_conv_transpose::<B, 3>("conv_transpose3d", x, weight, bias, &options);
+    }
+    let f =
+        |x, w, b, g| B::conv_transpose3d(x, w, b, conv_transpose_options_with_groups(&options, g));
+    conv_forward::<B>(
+        "conv_transpose3d",
+        x,
+        weight,
+        bias,
+        options.groups,
+        true,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose3d_x_backward<B: Backend>(
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvTransposeOptions<3>,
+) -> FloatTensor<Vmap<B>> {
+    if lowers_to_gemm::<B>() {
+        return gemm_conv_transpose_x_backward::<B, 3>(
+            "conv_transpose3d_x_backward",
+            weight,
+            output_grad,
+            &options,
+        );
+    }
+    let o = options.clone();
+    let f = |x, w, b, g| {
+        B::conv3d(
+            x,
+            w,
+            b,
+            ConvOptions::new(o.stride, o.padding, o.dilation, g),
+        )
+    };
+    conv_transpose_x_backward::<B, 3>(
+        "conv_transpose3d_x_backward",
+        weight,
+        output_grad,
+        &options,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose3d_weight_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvTransposeOptions<3>,
+) -> FloatTensor<Vmap<B>> {
+    check_members(
+        "conv_transpose3d_weight_backward",
+        x.members,
+        weight.members,
+    );
+    let ks = weight.shape().to_vec()[2..].to_vec();
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv_weight_grad::<B>(
+            "conv_transpose3d_weight_backward",
+            output_grad,
+            x,
+            &geometry_transposed(&options),
+            &ks,
+        );
+    }
+    let f = |a, b, g| {
+        B::conv3d(
+            a,
+            b,
+            None,
+            swapped_opts(options.stride, options.padding, options.dilation, g),
+        )
+    };
+    conv_weight_grad::<B>(
+        "conv_transpose3d_weight_backward",
+        output_grad,
+        x,
+        options.groups,
+        &ks,
+        &f,
+    )
+}
+
+pub(super) fn conv_transpose3d_bias_backward<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    bias: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+) -> FloatTensor<Vmap<B>> {
+    conv_bias_grad::<B>("conv_transpose3d_bias_backward", &x, &bias, output_grad)
+}
+
+pub(super) fn unfold4d<B: Backend>(
+    x: FloatTensor<Vmap<B>>,
+    kernel_size: [usize; 2],
+    options: UnfoldOptions,
+) -> FloatTensor<Vmap<B>> {
+    with_members_in_batch::<B>(x, |x| B::unfold4d(x, kernel_size, options))
+}

@@ -401,7 +401,7 @@ where
 /// The parity run (`-- parity`); exits with status 1 when a member is out of tolerance.
 fn parity_main() {
     println!(
-        "parity on {}: K = {}, {PARITY_STEPS} SGD steps, atol {ATOL:e}, rtol {RTOL:e}, conv \\
+        "parity on {}: K = {}, {PARITY_STEPS} SGD steps, atol {ATOL:e}, rtol {RTOL:e}, conv \
          lowering {:?}",
         backend_name(),
         PARITY_LRS.len(),

@@ -276,3 +276,77 @@ fn take_member_or_self<I: Backend>(
     }
     Ok(VmapTensor::new(v.inner, v.batched, 1))
 }
+
+#[cfg(test)]
+mod tests {
+    //! The public member primitives on inner tensors (what saturate-optim builds on).
+
+    use burn::backend::NdArray;
+
+    use super::*;
+
+    type I = NdArray<f32>;
+
+    /// A batched `[K, 2]` tensor whose member k holds `[k, 10 + k]`.
+    fn batched(members: usize) -> VmapTensor<FloatTensor<I>> {
+        let values: Vec<f32> = (0..members)
+            .flat_map(|k| [k as f32, 10.0 + k as f32])
+            .collect();
+        let inner = I::float_from_data(TensorData::new(values, [members, 2]), &Default::default());
+        VmapTensor::batched(inner, members)
+    }
+
+    fn values(t: FloatTensor<I>) -> (Vec<usize>, Vec<f32>) {
+        let data = read_float::<I>(t);
+        (data.shape.to_vec(), data.to_vec::<f32>().unwrap())
+    }
+
+    #[test]
+    fn select_keeps_the_chosen_members_in_order() {
+        let kept = select_float_members::<I>(batched(4), &[3, 1]).unwrap();
+        assert!(kept.batched);
+        assert_eq!(kept.members, 2);
+        assert_eq!(values(kept.inner), (vec![2, 2], vec![3.0, 13.0, 1.0, 11.0]));
+    }
+
+    #[test]
+    fn select_keeps_a_shared_tensor_shared() {
+        let shared = VmapTensor::unbatched(batched(1).inner, 4);
+        let kept = select_float_members::<I>(shared, &[0, 2]).unwrap();
+        assert!(!kept.batched);
+        assert_eq!(kept.members, 2);
+    }
+
+    #[test]
+    fn select_rejects_bad_indices() {
+        assert!(matches!(
+            select_float_members::<I>(batched(3), &[3]),
+            Err(VmapError::MemberOutOfRange {
+                index: 3,
+                members: 3
+            })
+        ));
+        assert!(matches!(
+            select_float_members::<I>(batched(3), &[1, 1]),
+            Err(VmapError::DuplicateMember { index: 1 })
+        ));
+    }
+
+    #[test]
+    fn member_axis_copies_a_shared_tensor_per_member() {
+        let shared = VmapTensor::unbatched(batched(1).inner, 3);
+        let (shape, data) = values(float_with_member_axis::<I>(shared));
+        assert_eq!(shape, vec![3, 1, 2]);
+        assert_eq!(data, vec![0.0, 10.0, 0.0, 10.0, 0.0, 10.0]);
+    }
+
+    #[test]
+    fn append_adds_zero_members_after_the_old_ones() {
+        let grown = append_zero_float_members::<I>(batched(2), 2);
+        assert!(grown.batched);
+        assert_eq!(grown.members, 4);
+        let (shape, data) = values(grown.inner);
+        assert_eq!(shape, vec![4, 2]);
+        assert_eq!(data, vec![0.0, 10.0, 1.0, 11.0, 0.0, 0.0, 0.0, 0.0]);
+    }
+}

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The GPU check (issue 12; book/src/gpu.md): one training step, sequential vs grouped, on CUDA.
+# The GPU check (issue 12; book/src/gpu.md): parity of the examples' models on CUDA, the
+# group-size recommendation, and one training step, sequential vs grouped, on CUDA.
 #
 #   scripts/gpu-check.sh build [--cuda-dir DIR]
 #       Here, on the CPU machine that has the package registries: `cargo build --release
-#       --features cuda,nvml --bench training_step`, then copies the binary, this script and a
-#       run.sh into target/gpu-check/. --cuda-dir DIR also copies DIR's include/ and lib*/
+#       --features cuda,nvml --bench training_step --example parity_check --example
+#       recommend_group_size`, then copies the binaries, this script and a run.sh into
+#       target/gpu-check/. --cuda-dir DIR also copies DIR's include/ and lib*/
 #       (a CUDA toolkit, or the NVIDIA nvrtc / cuda-runtime wheels from PyPI unpacked into one
 #       folder) into target/gpu-check/cuda, for a GPU machine without NVRTC or CUDA headers;
 #       mind the device tool's 64 MiB carry limit (libnvrtc alone is about 60 MiB).
@@ -13,18 +15,25 @@
 #         run: command "bash target/gpu-check/run.sh", carry ["target/gpu-check"], timeout_s 600
 #       Prints nvidia-smi, CUDA_PATH, /usr/local/cuda*, the libcuda / nvrtc / nvidia-ml found;
 #       times a cold start (first process: CUDA context, NVRTC compilation, autotune) and a
-#       second, warm process separately; then runs every (arm, model, K) of the plan as
+#       second, warm process separately; then the parity check (examples/parity_check.rs: the
+#       MLP, CNN and transformer, K = 4 members trained as a group vs each alone on CUDA, atol
+#       1e-5, rtol 1e-4; parity.csv) and the group-size recommendation
+#       (examples/recommend_group_size.rs, K up to 16, NVML memory; recommend.json), each under
+#       its own timeout; then runs every (arm, model, K) of the plan as
 #       `SATURATE_PROFILE=arm,model,K,steps training_step`, each under a per-run timeout, inside
-#       a total budget (default 450 s, at most 480 s: 8 minutes). What does not fit is skipped
+#       a budget for the cold start and the benchmark (default 300 s; with the parity (60 s)
+#       and recommendation (120 s) timeouts at most 480 s: 8 minutes). What does not fit is skipped
 #       and marked so. Writes results.csv and results.md into --out (default $OUT when set, so
 #       the device tool brings them back, else target/gpu-check/out).
 #   scripts/gpu-check.sh --dry-run [--budget SECONDS] [--out DIR]
 #       No GPU: prints every command of the GPU plan, checks the plan (models, Ks, the budget
-#       split), builds the bench binary in the dev profile with the default NdArray backend
-#       (`cargo build --bench training_step`, in the shared target dir) and runs the CPU-feasible
-#       part of the plan (mlp8 and mlp784, K in {1, 2}, a few steps; not the CNN, whose dev-profile
-#       step takes minutes) through the same run loop,
-#       writing the same results.csv / results.md. tests/gpu_check.rs runs it.
+#       split), builds the bench binary and the two examples in the dev profile with the default
+#       NdArray backend (`cargo build --bench training_step --example parity_check --example
+#       recommend_group_size`, in the shared target dir) and runs the parity check and the
+#       recommendation in their short mode (--short) and the CPU-feasible part of the plan (mlp8
+#       and mlp784, K in {1, 2}, a few steps; not the CNN, whose dev-profile step takes minutes)
+#       through the same run loop, writing the same parity.csv, recommend.json, results.csv and
+#       results.md. tests/gpu_check.rs runs it.
 #
 # The plan: MLP 8-16-4 (mlp8), MLP 784-128-10 (mlp784) and SmallCNN (cnn), both arms, K = 1, 2,
 # 4, .., 64; then mlp8 grouped only at K = 128 .. 1024 (how far one group scales on one GPU; 1,024
@@ -33,11 +42,6 @@
 #
 # NOT in this check yet (issue 12 asks for them; nothing in the repository can run them on CUDA,
 # and this script does not fake them):
-#   - the parity suite's model cases on CUDA (atol 1e-5, rtol 1e-4 against the members trained
-#     alone on CUDA): crates/saturate-vmap/tests/parity/ fixes its backend to NdArray
-#     (common.rs: `type Inner = NdArray`) and saturate-vmap has no `cuda` feature, so
-#     `cargo test -p saturate-vmap --no-run` builds no test that could run on a GPU. Needed: a
-#     parity binary whose inner backend a feature selects, as in benches/training_step.rs.
 #   - a transformer in the training-step benchmark: benches/common/mod.rs has mlp8, mlp784 and
 #     cnn only (the parity suite's TransformerEncoder case is not a benchmark model).
 #   - the study benchmark (paper protocol, with profiles): the examples (fashion_mnist,
@@ -52,7 +56,7 @@ cd "$root"
 
 phase=run
 dry_run=0
-budget=450
+budget=300
 out=""
 cuda_dir=""
 bin=""
@@ -65,7 +69,7 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2 && shift ;;
     --out) out=$2 && shift ;;
     --cuda-dir) cuda_dir=$2 && shift ;;
-    --bin) bin=$2 && shift ;;
+    --bin) bin=$2 && shift ;; # the folder with the binaries
     *) echo "gpu-check: unknown argument $1 (see the header of scripts/gpu-check.sh)" >&2 && exit 2 ;;
     esac
     shift
@@ -73,20 +77,25 @@ done
 
 bundle=$root/target/gpu-check
 
-# Prints the path of the training_step executable that `cargo build "$@" --message-format=json`
-# made; fails if there is none.
-build_bench() {
-    local exe
-    exe=$(cargo build "$@" --bench training_step --message-format=json |
-        sed -n 's/.*"executable":"\([^"]*training_step[^"]*\)".*/\1/p' | tail -1)
-    [ -x "$exe" ] || { echo "gpu-check: cargo built no training_step executable" >&2 && return 1; }
-    echo "$exe"
+# The binaries of the check: the bench and two examples.
+targets=(training_step parity_check recommend_group_size)
+# Builds them with `cargo build "$@"` into one cargo call and copies the executables to
+# directory $1 (under their target names); fails if one is missing.
+build_binaries() {
+    local into=$1 json exe name
+    shift
+    mkdir -p "$into"
+    json=$(cargo build "$@" --bench training_step --example parity_check \
+        --example recommend_group_size --message-format=json)
+    for name in "${targets[@]}"; do
+        exe=$(echo "$json" | sed -n "s/.*\"executable\":\"\([^\"]*\/$name[^\"]*\)\".*/\1/p" | tail -1)
+        [ -x "$exe" ] || { echo "gpu-check: cargo built no $name executable" >&2 && return 1; }
+        cp "$exe" "$into/$name"
+    done
 }
 
 if [ "$phase" = build ]; then
-    exe=$(build_bench --release --features cuda,nvml)
-    mkdir -p "$bundle"
-    cp "$exe" "$bundle/training_step"
+    build_binaries "$bundle" --release --features cuda,nvml
     cp "$here/gpu-check.sh" "$bundle/gpu-check.sh"
     if [ -n "$cuda_dir" ]; then
         rm -rf "$bundle/cuda" && mkdir -p "$bundle/cuda"
@@ -96,7 +105,7 @@ if [ "$phase" = build ]; then
 #!/usr/bin/env bash
 # Made by scripts/gpu-check.sh build; runs the GPU check (see that script's header).
 bundle=$(cd "$(dirname "$0")" && pwd)
-exec bash "$bundle/gpu-check.sh" run --bin "$bundle/training_step" "$@"
+exec bash "$bundle/gpu-check.sh" run --bin "$bundle" "$@"
 EOF
     chmod +x "$bundle/run.sh"
     du -sh "$bundle"
@@ -112,6 +121,11 @@ scale_ks=(128 256 512 1024)
 declare -A steps=([mlp8]=50 [mlp784]=30 [cnn]=10)
 cold_timeout=150 # first process: CUDA context, NVRTC compilation, autotune
 run_timeout=45
+# The parity check and the recommendation run before the benchmark, each under its own
+# timeout, outside --budget: budget + parity_timeout + recommend_timeout <= 480 s (8 minutes).
+parity_timeout=60
+recommend_timeout=120
+recommend_args=(--max-k 16)
 # Each line: arm model K steps.
 plan() {
     local model k
@@ -135,7 +149,13 @@ if [ "$dry_run" = 1 ]; then
     steps=([mlp8]=5 [mlp784]=3 [cnn]=1)
     cold_timeout=30
     run_timeout=30
+    # Short mode: K = 2 for parity, K up to 4 for the recommendation, small models.
+    parity_timeout=300
+    recommend_timeout=300
+    recommend_args=(--short)
 fi
+parity_args=()
+[ "$dry_run" = 1 ] && parity_args=(--short)
 
 # The plan is well formed: models the benchmark knows, Ks ascending powers of two, a budget
 # under 8 minutes that leaves room for the cold start and at least one run per model.
@@ -150,7 +170,9 @@ check_plan() {
         if ((k <= prev || (k & (k - 1)) != 0)); then echo "plan: K list not ascending powers of two at $k" && ok=0; fi
         prev=$k
     done
-    if ((budget > 480)); then echo "plan: budget $budget s is over 8 minutes (480 s)" && ok=0; fi
+    if [ "$dry_run" = 0 ] && ((budget + parity_timeout + recommend_timeout > 480)); then
+        echo "plan: budget $budget s + parity ${parity_timeout} s + recommendation ${recommend_timeout} s is over 8 minutes (480 s)" && ok=0
+    fi
     if ((budget < cold_timeout / 5 + ${#models[@]} * 2)); then
         echo "plan: budget $budget s leaves no time after the cold start" && ok=0
     fi
@@ -199,12 +221,32 @@ if [ -z "${CUDA_PATH:-}" ] && [ ! -d /usr/local/cuda ] && [ -d "$bundle/cuda" ];
 fi
 
 if [ "$dry_run" = 1 ]; then
-    say "== building the bench binary (dev profile, NdArray): cargo build --bench training_step"
-    bin=$(build_bench)
+    say "== building the binaries (dev profile, NdArray): cargo build --bench training_step --example parity_check --example recommend_group_size"
+    bin=$out/bin
+    build_binaries "$bin"
 fi
-bin=${bin:-$bundle/training_step}
-[ -x "$bin" ] || { say "gpu-check: no binary at $bin: run scripts/gpu-check.sh build first" && exit 1; }
-say "binary: $bin"
+bin=${bin:-$bundle}
+for name in "${targets[@]}"; do
+    [ -x "$bin/$name" ] || { say "gpu-check: no $name in $bin: run scripts/gpu-check.sh build first" && exit 1; }
+done
+say "binaries: $bin/{$(IFS=,; echo "${targets[*]}")}"
+
+# Runs "$@" under timeout $1 with its output in $out/$2.log; sets status (ok, failed (rc N),
+# timeout (N s)) and wall (s).
+run_step() {
+    local limit=$1 name=$2 t0 rc
+    shift 2
+    t0=$(seconds)
+    set +e
+    timeout "$limit" "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    set -e
+    wall=$(awk -v a="$t0" -v b="$(seconds)" 'BEGIN { printf "%.1f", b - a }')
+    case "$rc" in 0) status=ok ;; 124) status="timeout (${limit} s)" ;; *) status="failed (rc $rc)" ;; esac
+    tail -n 25 "$out/$name.log" | tee -a "$log"
+    say "$name: $status in ${wall} s"
+}
+
 
 start=$(seconds)
 elapsed() { awk -v a="$start" -v b="$(seconds)" 'BEGIN { printf "%d", b - a }'; }
@@ -214,7 +256,7 @@ run_one() {
     local spec=$1 limit=$2 t0 text
     t0=$(seconds)
     set +e
-    text=$(SATURATE_PROFILE=$spec timeout "$limit" "$bin" 2>&1)
+    text=$(SATURATE_PROFILE=$spec timeout "$limit" "$bin/training_step" 2>&1)
     rc=$?
     set -e
     wall=$(awk -v a="$t0" -v b="$(seconds)" 'BEGIN { printf "%.2f", b - a }')
@@ -229,6 +271,16 @@ cold="cold process ${wall} s (first step ${first_ms:-?} ms, rc $rc)"
 run_one grouped,mlp8,1,1 "$run_timeout"
 cold="$cold; warm process ${wall} s (first step ${first_ms:-?} ms, rc $rc)"
 say "$cold"
+
+say "== parity: the examples' MLP, CNN and transformer, K members as a group vs each alone (parity.csv)"
+run_step "$parity_timeout" parity "$bin/parity_check" "${parity_args[@]}" --csv "$out/parity.csv"
+parity_status="$status in ${wall} s"
+outside=$wall
+say "== group-size recommendation, memory prediction checked at the recommended K (recommend.json)"
+run_step "$recommend_timeout" recommend "$bin/recommend_group_size" "${recommend_args[@]}" --json "$out/recommend.json"
+recommend_status="$status in ${wall} s"
+# Their time is not the benchmark's: the budget's clock moves on by it.
+start=$(awk -v s="$start" -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", s + a + b }')
 
 csv=$out/results.csv
 echo "arm,model,K,ms_per_step,status,steps,first_step_ms,wall_s" >"$csv"
@@ -289,6 +341,29 @@ say "== done in $(elapsed) s of ${budget} s"
         }
     }' "$csv"
     echo
-    echo "Not in this check (see scripts/gpu-check.sh): parity on CUDA, a transformer model, the study benchmark."
+    echo
+    echo "## Parity: K members as a group vs each alone (atol 1e-5, rtol 1e-4): $parity_status"
+    echo
+    if [ -f "$out/parity.csv" ]; then
+        echo "| model | member | lr | parameters | max abs diff | worst parameter | max change in training | ok |"
+        echo "|---|---:|---:|---:|---:|---|---:|---|"
+        awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$out/parity.csv"
+    else
+        echo "No parity.csv: see parity.log."
+    fi
+    echo
+    echo "## Group-size recommendation: $recommend_status"
+    echo
+    if [ -f "$out/recommend.log" ]; then
+        grep '^|' "$out/recommend.log" || echo "No table: see recommend.log."
+    fi
+    echo
+    echo "Not in this check (see scripts/gpu-check.sh): a transformer in the training-step benchmark, the study benchmark."
 } >"$out/results.md"
 cat "$out/results.md"
+# The benchmark's rows report their own failures; a failed parity check or recommendation fails
+# the whole check.
+if [[ "$parity_status" != ok* || "$recommend_status" != ok* ]]; then
+    echo "gpu-check: parity: $parity_status; recommendation: $recommend_status" >&2
+    exit 1
+fi

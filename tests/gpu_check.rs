@@ -1,7 +1,10 @@
-//! scripts/gpu-check.sh's dry run: no GPU, the bench binary built in the dev profile on
-//! NdArray, the CPU-feasible part of the plan run through the same loop as on the GPU. Checks
-//! that every planned (arm, model, K) has a CSV row with a finite time and that results.md has
-//! the sequential vs grouped table, so the GPU run's report cannot silently lose its shape.
+//! scripts/gpu-check.sh's dry run: no GPU, the bench binary and the parity and recommendation
+//! examples built in the dev profile on NdArray, the examples in their short mode and the
+//! CPU-feasible part of the plan run through the same steps as on the GPU. Checks that every
+//! planned (arm, model, K) has a CSV row with a finite time, that the parity check and the
+//! recommendation ran and wrote their files, and that results.md has their tables, so the GPU
+//! run's report cannot silently lose its shape (tests/examples_gpu.rs checks the examples'
+//! results themselves).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -85,4 +88,31 @@ fn gpu_check_dry_run_reports_every_planned_run() {
         let line = line.unwrap_or_else(|| panic!("results.md has no row {row}:\n{md}"));
         assert!(line.contains("x |"), "a speedup in {line}");
     }
+    // The parity check: one row per model and member (K = 2 in short mode), all within
+    // tolerance, and the same rows in results.md.
+    let parity = std::fs::read_to_string(out.path().join("parity.csv")).expect("parity.csv");
+    let rows: Vec<&str> = parity.lines().skip(1).collect();
+    assert_eq!(rows.len(), 6, "3 models x 2 members:\n{parity}");
+    assert!(rows.iter().all(|r| r.ends_with(",true")), "{parity}");
+    assert!(
+        md.contains("## Parity: K members as a group vs each alone (atol 1e-5, rtol 1e-4): ok"),
+        "{md}"
+    );
+    for model in ["mlp", "cnn", "transformer"] {
+        assert!(
+            md.contains(&format!("| {model} | 1 | ")),
+            "a parity row for {model}: {md}"
+        );
+    }
+    // The recommendation: a report for the three models and its table in results.md.
+    let recommend: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("recommend.json")).expect("recommend.json"),
+    )
+    .unwrap();
+    assert_eq!(recommend.as_array().map(Vec::len), Some(3), "{recommend}");
+    assert!(md.contains("## Group-size recommendation: ok"), "{md}");
+    assert!(
+        md.contains("| model | K measured | base MiB | MiB per member |"),
+        "{md}"
+    );
 }

@@ -11,6 +11,9 @@
 #        CSV=target/bench/study.csv         rows are appended (one per arm and seed)
 #        FEATURES=cuda,nvml                 cargo features of the build (default: none, NdArray)
 #        STUDY_ARGS="--short"               extra arguments of every arm (e.g. the smoke test)
+#        BIN=PATH                           run this study_bench binary, build nothing
+#        PROFILE=release                    cargo profile (dev: opt-level 3 here too, with debug
+#                                           assertions; builds in target/debug)
 #
 # Builds examples/study_bench in release first (and again before each seed: a commit that
 # landed meanwhile is picked up and recorded). Every row records the commit it was built at
@@ -28,11 +31,12 @@ csv="${CSV:-target/bench/study.csv}"
 md="${csv%.csv}.md"
 features="${FEATURES:-}"
 read -r -a extra <<<"${STUDY_ARGS:-}"
-bin="$CARGO_TARGET_DIR/release/examples/study_bench"
+profile="${PROFILE:-release}"
+bin="${BIN:-$CARGO_TARGET_DIR/$([ "$profile" = dev ] && echo debug || echo "$profile")/examples/study_bench}"
 mkdir -p "$(dirname "$csv")"
 
 {
-    echo "command: scripts/bench-study.sh ${seeds[*]} (ARMS=\"${arms[*]}\" FEATURES=\"$features\" STUDY_ARGS=\"${extra[*]:-}\")"
+    echo "command: ${BIN:+BIN=$BIN }scripts/bench-study.sh ${seeds[*]} (ARMS=\"${arms[*]}\" FEATURES=\"$features\" STUDY_ARGS=\"${extra[*]:-}\" PROFILE=$profile)"
     echo "started: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB"
 } | tee -a "$md.log"
@@ -44,8 +48,12 @@ commit() {
 }
 
 for seed in "${seeds[@]}"; do
-    cargo build --release --example study_bench ${features:+--features "$features"}
-    export SATURATE_BENCH_COMMIT="$(commit)"
+    if [ -z "${BIN:-}" ]; then
+        cargo build --profile "$profile" --example study_bench ${features:+--features "$features"}
+        export SATURATE_BENCH_COMMIT="$(commit)"
+    else
+        export SATURATE_BENCH_COMMIT="${SATURATE_BENCH_COMMIT:-$(commit)}"
+    fi
     budget=""
     for arm in "${arms[@]}"; do
         echo "== seed $seed, $arm (commit $SATURATE_BENCH_COMMIT); before: $(uptime)" | tee -a "$md.log"

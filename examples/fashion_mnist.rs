@@ -25,6 +25,8 @@
 //! the same two cores for most of it: 24 trials, 12 complete, 12 pruned, 16 members refilled,
 //! slots 94% busy, best validation accuracy 0.812. Unloaded and in release it is faster.
 
+mod models;
+
 use std::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,20 +35,16 @@ use burn::backend::NdArray;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
 use burn::data::dataset::Dataset;
-use burn::module::{AutodiffModule, Module};
-use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::module::AutodiffModule;
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::nn::pool::{MaxPool2d, MaxPool2dConfig};
-use burn::nn::{Linear, LinearConfig, PaddingConfig2d, Relu};
-use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor};
+use models::cnn::Cnn;
 use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageDataset, ImageItem, Split};
 use saturate::optim::{MomentumConfig, Sgd, SgdConfig, WeightDecayConfig};
 use saturate::prelude::*;
 use saturate::study::prelude::*;
 use saturate::study::study::ObjectiveError;
 use saturate::train::{GroupBackend, MemberScope, SharedScope};
-use saturate::vmap::nn::{Dropout, DropoutConfig};
 
 /// The backend under the member axis.
 type Inner = NdArray;
@@ -95,57 +93,6 @@ impl Plan {
         }
     }
 }
-
-// ANCHOR: model
-/// Two conv blocks and a classifier: an ordinary burn module, nothing in it knows about
-/// members except the dropout layer, whose probability is one value per member.
-#[derive(Module, Debug)]
-struct Cnn<B: Backend> {
-    conv1: Conv2d<B>,
-    conv2: Conv2d<B>,
-    pool: MaxPool2d,
-    dropout: Dropout<B>,
-    hidden: Linear<B>,
-    out: Linear<B>,
-    relu: Relu,
-}
-
-impl<B: VmapBackend> Cnn<B> {
-    /// `width` channels in the first conv, twice that in the second; `dropout[k]` for member k.
-    fn new(width: usize, dropout: &Members<f64>, device: &B::Device) -> Self {
-        let conv = |from, to| {
-            Conv2dConfig::new([from, to], [3, 3])
-                .with_padding(PaddingConfig2d::Same)
-                .init(device)
-        };
-        Self {
-            conv1: conv(1, width),
-            conv2: conv(width, 2 * width),
-            pool: MaxPool2dConfig::new([2, 2]).with_strides([2, 2]).init(),
-            dropout: DropoutConfig::new(dropout.to_vec())
-                .init(device)
-                .expect("one dropout probability per member, each in [0, 1)"),
-            hidden: LinearConfig::new(2 * width * 7 * 7, 64).init(device),
-            out: LinearConfig::new(64, 10).init(device),
-            relu: Relu::new(),
-        }
-    }
-}
-
-impl<B: Backend> Cnn<B> {
-    /// # Shapes
-    /// - images: `[batch, 1, 28, 28]`
-    /// - output: `[batch, 10]` (logits)
-    fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
-        let x = self
-            .pool
-            .forward(self.relu.forward(self.conv1.forward(images)));
-        let x = self.pool.forward(self.relu.forward(self.conv2.forward(x)));
-        let x = self.dropout.forward(x.flatten::<2>(1, 3));
-        self.out.forward(self.relu.forward(self.hidden.forward(x)))
-    }
-}
-// ANCHOR_END: model
 
 /// Correct predictions of each member on one batch.
 fn correct<B: VmapBackend>(logits: Tensor<B, 2>, targets: Tensor<B, 1, Int>) -> Vec<f64> {

@@ -21,6 +21,8 @@
 //! subset (16 trials in groups of 8, 3 epochs of 64 steps of 128 images; best validation
 //! accuracy 0.86), 0.2 s in short mode.
 
+mod models;
+
 use std::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,12 +31,11 @@ use burn::backend::NdArray;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
 use burn::data::dataset::Dataset;
-use burn::module::{AutodiffModule, Module};
+use burn::module::AutodiffModule;
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::nn::{Linear, LinearConfig, Relu};
 use burn::optim::GradientsParams;
-use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor};
+use models::mlp::Mlp;
 use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageDataset, Kmnist, Mnist, Split};
 use saturate::optim::{MomentumConfig, SgdConfig};
 use saturate::prelude::*;
@@ -42,34 +43,6 @@ use saturate::study::prelude::*;
 
 type Train = burn::backend::Autodiff<Vmap<NdArray>>;
 type Valid = Vmap<NdArray>;
-
-// ANCHOR: model
-/// An ordinary burn MLP on flattened 28x28 images.
-#[derive(Module, Debug)]
-struct Mlp<B: Backend> {
-    hidden: Linear<B>,
-    out: Linear<B>,
-    relu: Relu,
-}
-
-impl<B: Backend> Mlp<B> {
-    fn new(hidden: usize, device: &B::Device) -> Self {
-        Self {
-            hidden: LinearConfig::new(28 * 28, hidden).init(device),
-            out: LinearConfig::new(hidden, 10).init(device),
-            relu: Relu::new(),
-        }
-    }
-
-    /// # Shapes
-    /// - images: `[batch, 1, 28, 28]`
-    /// - output: `[batch, 10]` (logits)
-    fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
-        let x = images.flatten::<2>(1, 3);
-        self.out.forward(self.relu.forward(self.hidden.forward(x)))
-    }
-}
-// ANCHOR_END: model
 
 /// The run's sizes: the default job, or the smoke test of `SATURATE_SHORT=1`.
 struct Plan {
@@ -166,7 +139,7 @@ fn accuracy(
     batcher: &ImageBatcher,
 ) -> Members<f64> {
     let model: Mlp<Valid> = model.valid();
-    let device = model.hidden.weight.val().device();
+    let device = model.device();
     let mut hits = vec![0.0; device.members];
     let indices: Vec<usize> = (0..valid.len()).collect();
     for chunk in indices.chunks(1024) {

@@ -18,6 +18,8 @@
 //! groups of 8, 2 epochs of 64 steps of 128 images; best validation accuracy 0.80), 4 s in
 //! short mode.
 
+mod models;
+
 use std::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,15 +28,11 @@ use burn::backend::NdArray;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
 use burn::data::dataset::Dataset;
-use burn::module::{AutodiffModule, Module};
+use burn::module::AutodiffModule;
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::nn::transformer::{
-    TransformerEncoder, TransformerEncoderConfig, TransformerEncoderInput,
-};
-use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
 use burn::optim::GradientsParams;
-use burn::tensor::backend::Backend;
 use burn::tensor::{Int, Tensor};
+use models::transformer::PatchTransformer;
 use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageItem, Split};
 use saturate::optim::AdamWConfig;
 use saturate::prelude::*;
@@ -42,50 +40,6 @@ use saturate::study::prelude::*;
 
 type Train = burn::backend::Autodiff<Vmap<NdArray>>;
 type Valid = Vmap<NdArray>;
-
-/// Patches per side, pixels per patch side: 4 x 4 patches of 7 x 7 pixels.
-const GRID: usize = 4;
-const PATCH: usize = 7;
-
-// ANCHOR: model
-/// A vision transformer for 28x28 grey-scale images: an ordinary burn module.
-#[derive(Module, Debug)]
-struct PatchTransformer<B: Backend> {
-    embed: Linear<B>,
-    position: Embedding<B>,
-    encoder: TransformerEncoder<B>,
-    head: Linear<B>,
-}
-
-impl<B: Backend> PatchTransformer<B> {
-    fn new(d_model: usize, device: &B::Device) -> Self {
-        Self {
-            embed: LinearConfig::new(PATCH * PATCH, d_model).init(device),
-            position: EmbeddingConfig::new(GRID * GRID, d_model).init(device),
-            encoder: TransformerEncoderConfig::new(d_model, 2 * d_model, 4, 2)
-                .with_dropout(0.0)
-                .init(device),
-            head: LinearConfig::new(d_model, 10).init(device),
-        }
-    }
-
-    /// # Shapes
-    /// - images: `[batch, 1, 28, 28]`
-    /// - output: `[batch, 10]` (logits)
-    fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
-        let batch = images.dims()[0];
-        let patches = images
-            .reshape([batch, GRID, PATCH, GRID, PATCH])
-            .swap_dims(2, 3)
-            .reshape([batch, GRID * GRID, PATCH * PATCH]);
-        let positions =
-            Tensor::<B, 1, Int>::arange(0..(GRID * GRID) as i64, &patches.device()).unsqueeze();
-        let x = self.embed.forward(patches) + self.position.forward(positions);
-        let x = self.encoder.forward(TransformerEncoderInput::new(x));
-        self.head.forward(x.mean_dim(1).squeeze_dim(1))
-    }
-}
-// ANCHOR_END: model
 
 /// The run's sizes: the default job, or the smoke test of `SATURATE_SHORT=1`.
 struct Plan {
@@ -141,7 +95,7 @@ fn accuracy(
     batcher: &ImageBatcher,
 ) -> Members<f64> {
     let model: PatchTransformer<Valid> = model.valid();
-    let device = model.head.weight.val().device();
+    let device = model.device();
     let mut hits = vec![0.0; device.members];
     let indices: Vec<usize> = (0..valid.len()).collect();
     for chunk in indices.chunks(512) {

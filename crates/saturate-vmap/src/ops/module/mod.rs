@@ -22,11 +22,12 @@
 //!   flattened `[K*V, D]` table.
 //!
 //! This file is the trait impl, one line per op; the rules live one file per family
-//! (`linear.rs`, `conv.rs`, `pool.rs`, `interpolate.rs`, `attention.rs`, `norm.rs`, `ctc.rs`,
+//! (`linear.rs`, `conv.rs` with its backend-specific lowerings in `conv_lowering.rs`, `pool.rs`, `interpolate.rs`, `attention.rs`, `norm.rs`, `ctc.rs`,
 //! `fft.rs`), the shape helpers they share in [`crate::ops::base`].
 
 mod attention;
 mod conv;
+mod conv_lowering;
 mod ctc;
 mod fft;
 mod interpolate;

@@ -10,29 +10,21 @@ use burn_backend::tensor::FloatTensor;
 use burn_backend::Backend;
 use burn_backend::Scalar;
 
-use super::base::FloatPrim;
+use super::base::{align_binary, FloatPrim};
 use super::reciprocal;
 use crate::tensor::{check_members, front, materialize, FloatKind, VmapTensor};
 use crate::Vmap;
 
-/// Two operands of the same logical shape, both with a real member axis when either has one.
+/// Two operands of the same logical shape, both with a real member axis when either has one
+/// ([`align_binary`]).
 fn pair<B: Backend>(
     op: &str,
     a: VmapTensor<FloatPrim<B>>,
     b: VmapTensor<FloatPrim<B>>,
     f: impl FnOnce(FloatPrim<B>, FloatPrim<B>) -> FloatPrim<B>,
 ) -> VmapTensor<FloatPrim<B>> {
-    let members = check_members(op, a.members, b.members);
-    if a.batched == b.batched {
-        return VmapTensor::new(f(a.inner, b.inner), a.batched, members);
-    }
-    VmapTensor::batched(
-        f(
-            materialize::<B, FloatKind>(a),
-            materialize::<B, FloatKind>(b),
-        ),
-        members,
-    )
+    let (a, b, batched, members) = align_binary::<B, FloatKind>(op, a, b);
+    VmapTensor::new(f(a, b), batched, members)
 }
 
 macro_rules! unary {

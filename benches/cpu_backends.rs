@@ -419,8 +419,8 @@ fn parity_main() {
     ok &= parity(
         "SmallCNN(16) w/o dropout",
         Model::Cnn,
-        |d| ParityCnn::new(d),
-        |d| ParityCnn::new(d),
+        ParityCnn::new,
+        ParityCnn::new,
     );
     if ok {
         println!("parity: ok");

@@ -25,19 +25,20 @@
 //! the same two cores for most of it: 24 trials, 12 complete, 12 pruned, 16 members refilled,
 //! slots 94% busy, best validation accuracy 0.812. Unloaded and in release it is faster.
 
+mod common;
 mod models;
 
 use std::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use burn::backend::NdArray;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
 use burn::data::dataset::Dataset;
 use burn::module::AutodiffModule;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::tensor::{Int, Tensor};
+use common::backend::Inner;
 use models::cnn::Cnn;
 use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageDataset, ImageItem, Split};
 use saturate::optim::{MomentumConfig, Sgd, SgdConfig, WeightDecayConfig};
@@ -46,8 +47,6 @@ use saturate::study::prelude::*;
 use saturate::study::study::ObjectiveError;
 use saturate::train::{GroupBackend, MemberScope, SharedScope};
 
-/// The backend under the member axis.
-type Inner = NdArray;
 /// What the group trains on: autodiff over the member-axis decorator.
 type Train = GroupBackend<Inner>;
 /// Evaluation: the same members without autodiff (dropout off).

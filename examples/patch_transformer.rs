@@ -18,13 +18,13 @@
 //! groups of 8, 2 epochs of 64 steps of 128 images; best validation accuracy 0.80), 4 s in
 //! short mode.
 
+mod common;
 mod models;
 
 use std::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use burn::backend::NdArray;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
 use burn::data::dataset::Dataset;
@@ -32,14 +32,15 @@ use burn::module::AutodiffModule;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor};
+use common::backend::Inner;
 use models::transformer::PatchTransformer;
 use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageItem, Split};
 use saturate::optim::AdamWConfig;
 use saturate::prelude::*;
 use saturate::study::prelude::*;
 
-type Train = burn::backend::Autodiff<Vmap<NdArray>>;
-type Valid = Vmap<NdArray>;
+type Train = burn::backend::Autodiff<Vmap<Inner>>;
+type Valid = Vmap<Inner>;
 
 /// The run's sizes: the default job, or the smoke test of `SATURATE_SHORT=1`.
 struct Plan {

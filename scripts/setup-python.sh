@@ -13,8 +13,11 @@ versions="${OPTUNA_VERSIONS:-4.9.0 5.0.0}"
 
 for version in $versions; do
     venv="$root/target/venv/optuna-$version"
+    # The console script is checked too: a venv moved to another path still imports, but its
+    # scripts' shebangs point at the old path (the CLI tests run `bin/optuna`).
     if [ -x "$venv/bin/python" ] &&
-        [ "$("$venv/bin/python" -c 'import optuna; print(optuna.__version__)' 2>/dev/null)" = "$version" ]; then
+        [ "$("$venv/bin/python" -c 'import optuna; print(optuna.__version__)' 2>/dev/null)" = "$version" ] &&
+        "$venv/bin/optuna" --version >/dev/null 2>&1; then
         echo "optuna $version: $venv (already set up)"
         continue
     fi

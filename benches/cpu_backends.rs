@@ -1,6 +1,7 @@
 //! Burn 0.21 CPU backends compared (issue 5): one training step (forward, cross-entropy,
 //! backward, SGD) of K models stepped one after another on `Autodiff<Inner>` vs one batched
-//! group on `Autodiff<Vmap<Inner>>`, K in {1, 8}, on the three benchmark models.
+//! group on `Autodiff<Vmap<Inner>>`, K in {1, 8} (`KS=2,4,8,16` for others), on the three
+//! benchmark models.
 //!
 //! Protocol: per arm, warm-up steps (at least one, and for at least 0.3 s), then the median of 5
 //! timed steps (`SAMPLES` overrides 5). Prints one markdown row per model.
@@ -12,9 +13,11 @@
 //! pip-installed PyTorch: `source scripts/setup-tch.sh` first). `scripts/bench-cpu-backends.sh`
 //! runs them all; results in book/src/cpu-backends.md.
 //!
-//! `CONV_LOWERING=inner` makes Vmap compute convolutions with one call of the inner backend's
-//! own (grouped) convolution instead of the default unfold + one K-batched matmul
-//! (`saturate::vmap::ConvLowering`); the rows then say "+ inner conv".
+//! `CONV_LOWERING=inner|gemm|host` picks Vmap's convolution lowering
+//! (`saturate::vmap::ConvLowering`: the inner backend's own convolution, unfold + one K-batched
+//! matmul, or the host im2col kernels); without it, the library's default for the inner backend.
+//! The bench applies saturate's allocator settings (`saturate::malloc::tune`) like the examples;
+//! `SATURATE_MALLOC=system` measures glibc's defaults. Each row names its lowering and malloc.
 //!
 //! Parity: `cargo bench --bench cpu_backends -- parity` trains K = 4 members as one group on
 //! `Autodiff<Vmap<Inner>>` and each member alone on `Autodiff<Inner>` from the member's initial
@@ -42,7 +45,8 @@ use burn::tensor::backend::{AutodiffBackend, Backend, BackendTypes};
 use burn::tensor::{Int, Tensor, TensorData};
 use common::{batch, train_step, Lr, Model, Net, SgdStep};
 use saturate::vmap::{
-    member_data, per_member, set_conv_lowering, Batched, ConvLowering, DeepCopy, Vmap, VmapDevice,
+    conv_lowering, member_data, per_member, set_conv_lowering, Batched, ConvLowering, DeepCopy,
+    Vmap, VmapDevice,
 };
 
 #[cfg(feature = "tch")]
@@ -150,7 +154,7 @@ fn grouped(model: Model, k: usize, samples: usize) -> Duration {
     })
 }
 
-/// Runs one arm unless `ARMS` (a comma-separated subset of `seq1,grp1,seq8,grp8`, for
+/// Runs one arm unless `ARMS` (a comma-separated subset of `seq1,grp1,seq8,grp8,...`, for
 /// profiling) leaves it out; a panic (an op the backend or a batching rule does not support)
 /// becomes `None` and its message is printed to stderr.
 fn arm(key: &str, label: &str, f: impl FnOnce() -> Duration) -> Option<Duration> {
@@ -440,14 +444,20 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let inner_conv = match std::env::var("CONV_LOWERING").as_deref() {
-        Ok("inner") => true,
-        Ok("gemm") | Err(_) => false,
-        Ok(other) => panic!("CONV_LOWERING={other}: use `inner` or `gemm`"),
-    };
-    if inner_conv {
-        set_conv_lowering::<Inner>(ConvLowering::InnerConvolution);
+    // The lowering in effect: the library's default for the inner backend unless
+    // `CONV_LOWERING` picks one.
+    match std::env::var("CONV_LOWERING").as_deref() {
+        Ok("inner") => set_conv_lowering::<Inner>(ConvLowering::InnerConvolution),
+        Ok("gemm") => set_conv_lowering::<Inner>(ConvLowering::BatchedGemm),
+        Ok("host") => set_conv_lowering::<Inner>(ConvLowering::HostGemm),
+        Err(_) => {}
+        Ok(other) => panic!("CONV_LOWERING={other}: use `inner`, `gemm` or `host`"),
     }
+    let lowering = match conv_lowering::<Inner>() {
+        ConvLowering::InnerConvolution => "inner",
+        ConvLowering::BatchedGemm => "gemm",
+        ConvLowering::HostGemm => "host",
+    };
     if names.iter().any(|a| a == "parity") {
         parity_main();
         return;
@@ -461,38 +471,64 @@ fn main() {
     .filter(|(n, _)| names.is_empty() || names.iter().any(|a| a == n))
     .map(|(_, m)| m)
     .collect();
+    // The allocator settings saturate's examples use (`saturate::malloc::tune`), unless
+    // `SATURATE_MALLOC=system` or glibc tunables from the environment are being measured.
+    let tuned = std::env::var("GLIBC_TUNABLES").is_err() && saturate::malloc::tune();
     let backend = backend_name();
-    let malloc = match (
-        std::env::var("GLIBC_TUNABLES").is_ok_and(|v| v.contains("mmap_threshold")),
-        inner_conv,
-    ) {
-        (false, false) => "",
-        (true, false) => " + malloc tunables",
-        (false, true) => " + inner conv",
-        (true, true) => " + malloc tunables + inner conv",
+    let malloc = if tuned {
+        "tuned"
+    } else if std::env::var("GLIBC_TUNABLES").is_ok() {
+        "GLIBC_TUNABLES"
+    } else {
+        "system"
     };
+    let label = format!("{backend}, conv {lowering}, malloc {malloc}");
+    // The member counts to time (`KS`, comma-separated; default 1 and 8).
+    let ks: Vec<usize> = std::env::var("KS")
+        .unwrap_or_else(|_| "1,8".into())
+        .split(',')
+        .map(|k| k.trim().parse().expect("KS: comma-separated member counts"))
+        .collect();
     let mut rows = Vec::new();
     for model in models {
-        eprintln!("{backend}{malloc} / {}:", model_name(model));
-        let s1 = arm("seq1", "sequential K=1", || sequential(model, 1, samples));
-        let g1 = arm("grp1", "grouped K=1", || grouped(model, 1, samples));
-        let s8 = arm("seq8", "sequential K=8", || sequential(model, 8, samples));
-        let g8 = arm("grp8", "grouped K=8", || grouped(model, 8, samples));
-        let ratio = match (s8, g8) {
-            (Some(s), Some(g)) => format!("{:.2}", s.as_secs_f64() / g.as_secs_f64()),
-            _ => "-".into(),
-        };
+        eprintln!("{label} / {}:", model_name(model));
+        let mut cells = Vec::new();
+        let mut ratios = Vec::new();
+        for &k in &ks {
+            let s = arm(&format!("seq{k}"), &format!("sequential K={k}"), || {
+                sequential(model, k, samples)
+            });
+            let g = arm(&format!("grp{k}"), &format!("grouped K={k}"), || {
+                grouped(model, k, samples)
+            });
+            cells.push(cell(s));
+            cells.push(cell(g));
+            ratios.push(match (s, g) {
+                (Some(s), Some(g)) => format!("{:.2}", s.as_secs_f64() / g.as_secs_f64()),
+                _ => "-".into(),
+            });
+        }
         rows.push(format!(
-            "| {backend}{malloc} | {} | {} | {} | {} | {} | {ratio} |",
+            "| {label} | {} | {} | {} |",
             model_name(model),
-            cell(s1),
-            cell(g1),
-            cell(s8),
-            cell(g8)
+            cells.join(" | "),
+            ratios.join(" | ")
         ));
     }
-    println!("| backend | model | seq K=1 (ms) | grouped K=1 (ms) | seq K=8 (ms) | grouped K=8 (ms) | seq/grouped K=8 |");
-    println!("|---|---|---|---|---|---|---|");
+    let heads: Vec<String> = ks
+        .iter()
+        .flat_map(|k| [format!("seq K={k} (ms)"), format!("grouped K={k} (ms)")])
+        .collect();
+    let ratio_heads: Vec<String> = ks.iter().map(|k| format!("seq/grouped K={k}")).collect();
+    println!(
+        "| backend | model | {} | {} |",
+        heads.join(" | "),
+        ratio_heads.join(" | ")
+    );
+    println!(
+        "|---|---|{}",
+        "---|".repeat(heads.len() + ratio_heads.len())
+    );
     for row in rows {
         println!("{row}");
     }

@@ -25,6 +25,7 @@
 //! | `nvml`    | GPU telemetry in [`profile`] (NVML loaded at run time)    | no      |
 
 pub use saturate_data as data;
+pub use saturate_malloc as malloc;
 pub use saturate_optim as optim;
 pub use saturate_profile as profile;
 pub use saturate_study as study;

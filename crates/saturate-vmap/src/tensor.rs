@@ -150,7 +150,7 @@ pub(crate) struct BoolKind;
 impl<B: Backend> Kind<B> for FloatKind {
     type P = B::FloatTensorPrimitive;
     fn reshape(tensor: Self::P, shape: Shape) -> Self::P {
-        B::float_reshape(tensor, shape)
+        crate::ops::base::float_reshape::<B>(tensor, shape)
     }
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::float_expand(tensor, shape)
@@ -172,7 +172,7 @@ impl<B: Backend> Kind<B> for FloatKind {
 impl<B: Backend> Kind<B> for IntKind {
     type P = B::IntTensorPrimitive;
     fn reshape(tensor: Self::P, shape: Shape) -> Self::P {
-        B::int_reshape(tensor, shape)
+        crate::ops::base::int_reshape::<B>(tensor, shape)
     }
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::int_expand(tensor, shape)
@@ -194,7 +194,7 @@ impl<B: Backend> Kind<B> for IntKind {
 impl<B: Backend> Kind<B> for BoolKind {
     type P = B::BoolTensorPrimitive;
     fn reshape(tensor: Self::P, shape: Shape) -> Self::P {
-        B::bool_reshape(tensor, shape)
+        crate::ops::base::bool_reshape::<B>(tensor, shape)
     }
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::bool_expand(tensor, shape)

@@ -57,11 +57,14 @@ impl<B: Backend> ActivationOps<Self> for Vmap<B> {
 
     along_dim!(softmax, log_softmax, softmin);
 
-    two!(
-        relu_backward(output, grad),
-        gelu_backward(x, grad),
-        sigmoid_backward(output, grad),
-    );
+    two!(gelu_backward(x, grad), sigmoid_backward(output, grad));
+
+    // One pass on NdArray (`ops::ndarray_fast`), the inner op elsewhere.
+    fn relu_backward(output: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        pair::<B>("relu_backward", output, grad, |o, g| {
+            super::ndarray_fast::relu_backward(o, g).unwrap_or_else(|(o, g)| B::relu_backward(o, g))
+        })
+    }
 
     // Reaches the inner `float_recip` (see `ops::reciprocal`).
     fn log_sigmoid_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {

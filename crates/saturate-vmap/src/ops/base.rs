@@ -98,7 +98,7 @@ pub(crate) fn select_indices_as_gather<B: Backend>(
     view[dim + 1] = n;
     let mut target = crate::tensor::batched_shape(members, shape);
     target[dim + 1] = n;
-    B::int_expand(B::int_reshape(indices, view), target)
+    B::int_expand(int_reshape::<B>(indices, view), target)
 }
 
 /// Batched `[K, ..., m]` nd-indices with the member index prepended to each index tuple
@@ -116,7 +116,7 @@ pub(crate) fn with_member_index_column<B: Backend>(
     view[0] = members;
     let mut target = shape.clone();
     target[rank - 1] = 1;
-    let column = B::int_expand(B::int_reshape(ids, view), target);
+    let column = B::int_expand(int_reshape::<B>(ids, view), target);
     B::int_cat(vec![column, indices], rank - 1)
 }
 
@@ -194,7 +194,7 @@ pub(crate) fn float_reduce_all<B: Backend, O>(
 /// reshape to its own shape copies only non-contiguous views).
 pub(crate) fn dense_layout<B: Backend>(t: FloatPrim<B>) -> FloatPrim<B> {
     let shape = t.shape();
-    B::float_reshape(t, shape)
+    float_reshape::<B>(t, shape)
 }
 
 // Shape helpers on inner tensors, for the module ops (conv, pool, attention, ...).
@@ -206,12 +206,31 @@ pub(crate) fn shape_dims<P: TensorMetadata>(p: &P) -> Vec<usize> {
 
 /// `float_reshape` to `dims`.
 pub(crate) fn reshape_float<B: Backend>(p: FloatPrim<B>, dims: Vec<usize>) -> FloatPrim<B> {
-    B::float_reshape(p, Shape::from(dims))
+    float_reshape::<B>(p, Shape::from(dims))
+}
+
+/// `B::float_reshape`, without a copy on NdArray when the array is contiguous
+/// (`ndarray_fast.rs`).
+pub(crate) fn float_reshape<B: Backend>(p: FloatPrim<B>, shape: Shape) -> FloatPrim<B> {
+    super::ndarray_fast::reshape(p, &shape).unwrap_or_else(|p| B::float_reshape(p, shape))
+}
+
+/// `B::int_reshape`, without a copy on NdArray when the array is contiguous.
+pub(crate) fn int_reshape<B: Backend>(p: IntPrim<B>, shape: Shape) -> IntPrim<B> {
+    super::ndarray_fast::reshape(p, &shape).unwrap_or_else(|p| B::int_reshape(p, shape))
+}
+
+/// `B::bool_reshape`, without a copy on NdArray when the array is contiguous.
+pub(crate) fn bool_reshape<B: Backend>(
+    p: burn_backend::tensor::BoolTensor<B>,
+    shape: Shape,
+) -> burn_backend::tensor::BoolTensor<B> {
+    super::ndarray_fast::reshape(p, &shape).unwrap_or_else(|p| B::bool_reshape(p, shape))
 }
 
 /// `int_reshape` to `dims`.
 pub(crate) fn reshape_int<B: Backend>(p: IntPrim<B>, dims: Vec<usize>) -> IntPrim<B> {
-    B::int_reshape(p, Shape::from(dims))
+    int_reshape::<B>(p, Shape::from(dims))
 }
 
 /// `float_permute` by `axes`.

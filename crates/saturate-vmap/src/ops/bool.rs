@@ -68,9 +68,9 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
     fn bool_reshape(tensor: BoolTensor<Self>, shape: Shape) -> BoolTensor<Self> {
         if tensor.batched {
             let physical = batched_shape(tensor.members, &shape);
-            tensor.map(|t| B::bool_reshape(t, physical))
+            tensor.map(|t| crate::ops::base::bool_reshape::<B>(t, physical))
         } else {
-            tensor.map(|t| B::bool_reshape(t, shape))
+            tensor.map(|t| crate::ops::base::bool_reshape::<B>(t, shape))
         }
     }
 
@@ -325,7 +325,7 @@ impl<B: Backend> BoolTensorOps<Self> for Vmap<B> {
             expand_plan(tensor.inner.shape(), tensor.batched, tensor.members, &shape);
         tensor.map(|t| {
             let t = match view {
-                Some(view) => B::bool_reshape(t, view),
+                Some(view) => crate::ops::base::bool_reshape::<B>(t, view),
                 None => t,
             };
             B::bool_expand(t, target)

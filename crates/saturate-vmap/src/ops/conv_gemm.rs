@@ -28,6 +28,7 @@ use std::sync::{OnceLock, RwLock};
 use burn_backend::tensor::FloatTensor;
 use burn_backend::{Backend, Shape, Slice, TensorMetadata};
 
+use super::conv_host;
 use crate::tensor::{check_members, front, FloatKind, VmapTensor};
 
 type Fp<B> = FloatTensor<B>;
@@ -55,6 +56,16 @@ pub enum ConvLowering {
     /// channels, shared weights fold K into the batch. Per-member results equal the member's
     /// own convolution on the inner backend bit for bit on NdArray.
     InnerConvolution,
+    /// Unfold (im2col) + matrix products on host memory, one (member, image) pair at a time,
+    /// the pairs in parallel (`ops/conv_host.rs`): for `f32` convolutions with one or two
+    /// spatial axes on CPU backends, whose tensors live in host memory (elsewhere it costs a
+    /// device round trip per operand). Each member's unfolded image stays in cache, where
+    /// [`BatchedGemm`](Self::BatchedGemm) materialises the columns of all K members at once.
+    /// A member's result does not depend on K or on the thread count, so a group member equals
+    /// itself trained alone under this lowering bit for bit; against the inner backend's own
+    /// convolution it agrees to rounding. Other convolutions (3-d, other dtypes) take
+    /// [`BatchedGemm`](Self::BatchedGemm).
+    HostGemm,
 }
 
 fn registry() -> &'static RwLock<HashMap<TypeId, ConvLowering>> {
@@ -134,7 +145,7 @@ fn dims<B: Backend>(p: &Fp<B>) -> Vec<usize> {
 }
 
 fn reshape<B: Backend>(p: Fp<B>, dims: Vec<usize>) -> Fp<B> {
-    B::float_reshape(p, Shape::from(dims))
+    crate::ops::base::float_reshape::<B>(p, Shape::from(dims))
 }
 
 fn full(n: usize) -> Slice {
@@ -247,6 +258,13 @@ fn grad_rows<B: Backend>(dy: Fp<B>, g: usize) -> Fp<B> {
     reshape::<B>(dy, vec![kd, g, o / g, n * positions])
 }
 
+/// Whether this convolution (operand `x` in front form `[K', N, C, S...]`) runs on the host
+/// kernels of [`ConvLowering::HostGemm`].
+fn host_lowering<B: Backend>(x: &Fp<B>) -> bool {
+    conv_lowering::<B>() == ConvLowering::HostGemm
+        && conv_host::applies::<B>(x, dims::<B>(x).len() - 3)
+}
+
 /// A convolution: `x` `[K', N, C, S...]`, weights `[K', O, C/g, kernel...]`, bias `[K', O]`
 /// (each `K'` in `{1, K}`) to `[K', N, O, out...]`.
 pub(crate) fn conv<B: Backend>(
@@ -255,6 +273,9 @@ pub(crate) fn conv<B: Backend>(
     bias: Option<Fp<B>>,
     geo: &Geometry,
 ) -> Fp<B> {
+    if host_lowering::<B>(&x) {
+        return conv_host::conv::<B>(x, weight, bias, geo);
+    }
     let xd = dims::<B>(&x);
     let wd = dims::<B>(&weight);
     let (n, s) = (xd[1], &xd[3..]);
@@ -304,6 +325,9 @@ pub(crate) fn conv_x_grad<B: Backend>(
     geo: &Geometry,
     input: &[usize],
 ) -> Fp<B> {
+    if host_lowering::<B>(&dy) {
+        return conv_host::conv_x_grad::<B>(dy, weight, geo, input);
+    }
     let dd = dims::<B>(&dy);
     let wd = dims::<B>(&weight);
     let (n, out) = (dd[1], dd[3..].to_vec());
@@ -361,6 +385,9 @@ pub(crate) fn conv_weight_grad<B: Backend>(
     geo: &Geometry,
     kernel: &[usize],
 ) -> Fp<B> {
+    if host_lowering::<B>(&x) {
+        return conv_host::conv_weight_grad::<B>(x, dy, geo, kernel);
+    }
     let c = dims::<B>(&x)[2];
     let dd = dims::<B>(&dy);
     let (o, out) = (dd[2], dd[3..].to_vec());

@@ -206,12 +206,17 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
                     let ls = lhs.inner.shape(); // [K, .., n, k]
                     let (k, m) = (rs[rank - 2], rs[rank - 1]);
                     let rows = ls.num_elements() / k.max(1);
-                    let x = B::float_reshape(lhs.inner, Shape::from(vec![rows, k]));
-                    let w = B::float_reshape(rhs.inner, Shape::from(vec![k, m]));
+                    let x =
+                        crate::ops::base::float_reshape::<B>(lhs.inner, Shape::from(vec![rows, k]));
+                    let w =
+                        crate::ops::base::float_reshape::<B>(rhs.inner, Shape::from(vec![k, m]));
                     let out = B::float_matmul(x, w);
                     let mut s = ls.to_vec();
                     s[rank] = m;
-                    VmapTensor::batched(B::float_reshape(out, Shape::from(s)), members)
+                    VmapTensor::batched(
+                        crate::ops::base::float_reshape::<B>(out, Shape::from(s)),
+                        members,
+                    )
                 } else {
                     let r = front::<B, FloatKind>(rhs);
                     VmapTensor::batched(B::float_matmul(lhs.inner, r), members)
@@ -285,9 +290,9 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     fn float_reshape(tensor: FloatTensor<Self>, shape: Shape) -> FloatTensor<Self> {
         if tensor.batched {
             let physical = batched_shape(tensor.members, &shape);
-            tensor.map(|t| B::float_reshape(t, physical))
+            tensor.map(|t| crate::ops::base::float_reshape::<B>(t, physical))
         } else {
-            tensor.map(|t| B::float_reshape(t, shape))
+            tensor.map(|t| crate::ops::base::float_reshape::<B>(t, shape))
         }
     }
 
@@ -364,7 +369,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             // Shared data, per-member indices: the leading index axis is the member axis.
             (false, true) => {
                 let shape = indices.inner.shape();
-                let indices = B::int_reshape(indices.inner, shape);
+                let indices = crate::ops::base::int_reshape::<B>(indices.inner, shape);
                 VmapTensor::batched(B::float_gather_nd(data.inner, indices), members)
             }
             (true, _) => {
@@ -670,7 +675,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             expand_plan(tensor.inner.shape(), tensor.batched, tensor.members, &shape);
         tensor.map(|t| {
             let t = match view {
-                Some(view) => B::float_reshape(t, view),
+                Some(view) => crate::ops::base::float_reshape::<B>(t, view),
                 None => t,
             };
             B::float_expand(t, target)
@@ -721,7 +726,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             let s = t.shape();
             let mut f = vec![s[0] * s[1]];
             f.extend(s.iter().skip(2).copied());
-            B::float_reshape(t, Shape::from(f))
+            crate::ops::base::float_reshape::<B>(t, Shape::from(f))
         };
         let t = fold(materialize::<B, FloatKind>(tensor));
         let g = fold(materialize::<B, FloatKind>(grid));
@@ -729,7 +734,10 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         let s = out.shape();
         let mut u = vec![members, s[0] / members];
         u.extend(s.iter().skip(1).copied());
-        VmapTensor::batched(B::float_reshape(out, Shape::from(u)), members)
+        VmapTensor::batched(
+            crate::ops::base::float_reshape::<B>(out, Shape::from(u)),
+            members,
+        )
     }
 
     fn float_unfold(

@@ -60,9 +60,9 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
     fn int_reshape(tensor: IntTensor<Self>, shape: Shape) -> IntTensor<Self> {
         if tensor.batched {
             let physical = batched_shape(tensor.members, &shape);
-            tensor.map(|t| B::int_reshape(t, physical))
+            tensor.map(|t| crate::ops::base::int_reshape::<B>(t, physical))
         } else {
-            tensor.map(|t| B::int_reshape(t, shape))
+            tensor.map(|t| crate::ops::base::int_reshape::<B>(t, shape))
         }
     }
 
@@ -670,7 +670,7 @@ impl<B: Backend> IntTensorOps<Self> for Vmap<B> {
             expand_plan(tensor.inner.shape(), tensor.batched, tensor.members, &shape);
         tensor.map(|t| {
             let t = match view {
-                Some(view) => B::int_reshape(t, view),
+                Some(view) => crate::ops::base::int_reshape::<B>(t, view),
                 None => t,
             };
             B::int_expand(t, target)

@@ -1,19 +1,23 @@
-//! Convolutions lowered to unfold + one K-batched matrix product (`ops/conv_gemm.rs`,
-//! `ConvLowering::BatchedGemm`, chosen here for NdArray whose default is its own convolution), through
-//! autodiff: forward, input gradient, weight gradient and bias gradient of a group of K members
+//! Convolutions lowered to unfold + matrix products, `ConvLowering::BatchedGemm` (one K-batched
+//! product, `ops/conv_gemm.rs`) and `ConvLowering::HostGemm` (per member and image on host
+//! buffers, `ops/conv_host.rs`), chosen here for NdArray whose default is its own convolution,
+//! through autodiff: forward, input gradient, weight gradient and bias gradient of a group of K members
 //! against each member run alone on `Autodiff<NdArray>` (NdArray's own direct convolution), for
 //! the four batchings of input and weights, and stride, padding, dilation, groups, 1d/2d/3d and
 //! the transposed forms.
 //!
-//! Tolerance `atol 1e-5, rtol 1e-4`: the lowering sums the products in another order than
+//! Tolerance `atol 1e-5, rtol 1e-4`: the lowerings sum the products in another order than
 //! NdArray's direct convolution, so results agree to rounding, not bit for bit (measured: 1-2
-//! ulp on these shapes).
+//! ulp on these shapes). Under `HostGemm` a member's results are also compared with the same
+//! member run as a group of one (K = 1) on the same lowering: those must be equal bit for bit.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::Backend;
 use burn::tensor::module::{conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d};
 use burn::tensor::ops::{ConvOptions, ConvTransposeOptions};
 use burn::tensor::{Tensor, TensorData};
+use std::sync::Mutex;
+
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use saturate_vmap::{
@@ -24,6 +28,12 @@ use saturate_vmap::{
 /// tests, which check NdArray's exact default, alone.
 type I = NdArray<f32, i32>;
 type V = Vmap<I>;
+
+/// The lowering is process-wide per backend type: the checks of this file take turns.
+static LOWERING: Mutex<()> = Mutex::new(());
+
+/// Both unfold lowerings.
+const LOWERINGS: [ConvLowering; 2] = [ConvLowering::BatchedGemm, ConvLowering::HostGemm];
 
 const ATOL: f32 = 1e-5;
 const RTOL: f32 = 1e-4;
@@ -100,32 +110,67 @@ macro_rules! conv_check {
             ) -> Tensor<X, $d> {
                 $body
             }
-            set_conv_lowering::<I>(ConvLowering::BatchedGemm);
+            /// Output and the x, weight and bias gradients of the group, per member.
+            fn group(
+                x: &Operand,
+                w: &Operand,
+                b: &Operand,
+                r: &TensorData,
+                k: usize,
+            ) -> [Vec<TensorData>; 4] {
+                let device = saturate_vmap::VmapDevice::<I>::new(Default::default(), k);
+                let vx = with_members::<$d>(x, k);
+                let vw = with_members::<$d>(w, k);
+                let vb = with_members::<1>(b, k);
+                let y = op(vx.clone(), vw.clone(), vb.clone());
+                let loss = (y.clone() * Tensor::from_data(r.clone(), &device)).sum();
+                let grads = loss.backward();
+                [
+                    member_data(y.inner()),
+                    member_data(vx.grad(&grads).expect("x gradient")),
+                    member_data(vw.grad(&grads).expect("weight gradient")),
+                    member_data(vb.grad(&grads).expect("bias gradient")),
+                ]
+            }
+            let _turn = LOWERING.lock().unwrap_or_else(|p| p.into_inner());
+            for lowering in LOWERINGS {
+            set_conv_lowering::<I>(lowering);
             for (bx, bw) in [(false, false), (true, false), (false, true), (true, true)] {
                 let mut rng = StdRng::seed_from_u64(seed);
                 let x = Operand::new(x_shape, bx, k, &mut rng);
                 let w = Operand::new(w_shape, bw, k, &mut rng);
                 let b = Operand::new(&[bias], bw, k, &mut rng);
-                let device = saturate_vmap::VmapDevice::<I>::new(Default::default(), k);
-                let vx = with_members::<$d>(&x, k);
-                let vw = with_members::<$d>(&w, k);
-                let vb = with_members::<1>(&b, k);
-                let y = op(vx.clone(), vw.clone(), vb.clone());
+                // The output's logical shape, from one member run alone.
+                let device = Default::default();
+                let y_shape = op(
+                    Tensor::<I, $d>::from_data(x.member(0), &device),
+                    Tensor::<I, $d>::from_data(w.member(0), &device),
+                    Tensor::<I, 1>::from_data(b.member(0), &device),
+                )
+                .dims();
                 // A fixed upstream gradient, the same for every member, times `scale`.
-                let r = random(&y.dims(), &mut rng);
+                let r = random(&y_shape, &mut rng);
                 let r = TensorData::new(
                     r.iter::<f32>().map(|v| v * scale).collect::<Vec<_>>(),
                     r.shape.clone(),
                 );
-                let loss = (y.clone() * Tensor::from_data(r.clone(), &device)).sum();
-                let grads = loss.backward();
-                let got = [
-                    member_data(y.inner()),
-                    member_data(vx.grad(&grads).expect("x gradient")),
-                    member_data(vw.grad(&grads).expect("weight gradient")),
-                    member_data(vb.grad(&grads).expect("bias gradient")),
-                ];
+                let got = group(&x, &w, &b, &r, k);
                 for m in 0..k {
+                    if lowering == ConvLowering::HostGemm {
+                        let one = |o: &Operand| Operand {
+                            members: vec![o.member(m)],
+                            batched: o.batched,
+                        };
+                        let alone = group(&one(&x), &one(&w), &one(&b), &r, 1);
+                        for i in 0..4 {
+                            assert_eq!(
+                                got[i][m], alone[i][0],
+                                "{} {lowering:?}: result {i} of member {m} in a group of {k} \
+                                 differs from the member as a group of one",
+                                stringify!($name)
+                            );
+                        }
+                    }
                     let device = Default::default();
                     let ax = Tensor::<Autodiff<I>, $d>::from_data(x.member(m), &device)
                         .require_grad();
@@ -150,12 +195,13 @@ macro_rules! conv_check {
                             &got[i][m],
                             &want[i],
                             &format!(
-                                "{} {what}, K={k}, x batched {bx}, weights batched {bw}, member {m}",
+                                "{} {lowering:?} {what}, K={k}, x batched {bx}, weights batched {bw}, member {m}",
                                 stringify!($name)
                             ),
                         );
                     }
                 }
+            }
             }
         }
     };

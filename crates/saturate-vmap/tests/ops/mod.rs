@@ -6,4 +6,5 @@ mod conv_gemm;
 mod float;
 mod int;
 mod module;
+mod ndarray_fast;
 mod transaction;

@@ -308,6 +308,17 @@ fn conv_bias_grad<B: Backend>(
 ) -> VmapTensor<FloatPrim<B>> {
     let k = common_members(op, &[x.members, bias.members, grad.members]);
     let batched = grad.batched;
+    let spatial = shape_dims(&grad.inner).len() - 2 - batched as usize;
+    if conv_lowering::<B>() == ConvLowering::HostGemm
+        && crate::ops::conv_host::applies::<B>(&grad.inner, spatial)
+    {
+        let out = crate::ops::conv_host::bias_grad::<B>(front::<B, FloatKind>(grad)); // [K', O]
+        return if batched {
+            VmapTensor::batched(out, k)
+        } else {
+            VmapTensor::unbatched(reshape_float::<B>(out, bias.shape().to_vec()), k)
+        };
+    }
     let p = grad.inner;
     let d = shape_dims(&p);
     let lead = batched as usize;

@@ -23,7 +23,10 @@ pub(super) fn loops_over_members<B: Backend>() -> bool {
 
 /// Whether `Vmap<B>` lowers convolutions to unfold + one batched matrix product.
 pub(super) fn lowers_to_gemm<B: Backend>() -> bool {
-    conv_lowering::<B>() == ConvLowering::BatchedGemm
+    matches!(
+        conv_lowering::<B>(),
+        ConvLowering::BatchedGemm | ConvLowering::HostGemm
+    )
 }
 
 pub(super) fn geometry<const N: usize>(o: &ConvOptions<N>) -> Geometry {

@@ -1,6 +1,7 @@
 //! Batching rules for average, adaptive-average and max pooling (forward and backward).
 
 use super::*;
+use crate::ops::ndarray_fast::{self, Pool2d};
 
 fn split_members_from_batch_int<B: Backend>(p: IntPrim<B>, k: usize) -> IntPrim<B> {
     let mut d = shape_dims(&p);
@@ -236,7 +237,8 @@ pub(super) fn max_pool2d_with_indices<B: Backend>(
     } else {
         x.inner
     };
-    let r = B::max_pool2d_with_indices(xi, kernel_size, stride, padding, dilation, ceil_mode);
+    let r =
+        inner_max_pool2d_with_indices::<B>(xi, kernel_size, stride, padding, dilation, ceil_mode);
     if batched {
         MaxPool2dWithIndices::new(
             VmapTensor::batched(split_members_from_batch::<B>(r.output, k), k),
@@ -248,6 +250,69 @@ pub(super) fn max_pool2d_with_indices<B: Backend>(
             VmapTensor::unbatched(r.indices, k),
         )
     }
+}
+
+/// The inner backend's `max_pool2d_with_indices`, on NdArray the equal fast path of
+/// `ops::ndarray_fast` (`ceil_mode` off).
+fn inner_max_pool2d_with_indices<B: Backend>(
+    x: FloatPrim<B>,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+    ceil_mode: bool,
+) -> MaxPool2dWithIndices<B> {
+    let x = if ceil_mode {
+        x
+    } else {
+        let pool = Pool2d {
+            kernel,
+            stride,
+            padding,
+            dilation,
+        };
+        let int_dtype = <B::IntElem as burn_backend::Element>::dtype();
+        match ndarray_fast::max_pool2d_with_indices::<FloatPrim<B>, IntPrim<B>>(x, pool, int_dtype)
+        {
+            Ok((output, indices)) => return MaxPool2dWithIndices::new(output, indices),
+            Err(x) => x,
+        }
+    };
+    B::max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil_mode)
+}
+
+/// The inner backend's `max_pool2d_with_indices_backward`, on NdArray the equal fast path of
+/// `ops::ndarray_fast`.
+#[allow(clippy::too_many_arguments)]
+fn inner_max_pool2d_backward<B: Backend>(
+    x: FloatPrim<B>,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+    ceil_mode: bool,
+    output_grad: FloatPrim<B>,
+    indices: IntPrim<B>,
+) -> MaxPool2dBackward<B> {
+    let shape = shape_dims(&x);
+    let (output_grad, indices) = match ndarray_fast::max_pool2d_backward::<FloatPrim<B>, IntPrim<B>>(
+        &shape,
+        output_grad,
+        indices,
+    ) {
+        Ok(x_grad) => return MaxPool2dBackward::new(x_grad),
+        Err(back) => back,
+    };
+    B::max_pool2d_with_indices_backward(
+        x,
+        kernel,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        output_grad,
+        indices,
+    )
 }
 
 // The signature of burn's `ModuleOps::max_pool2d_with_indices_backward`.
@@ -265,7 +330,7 @@ pub(super) fn max_pool2d_with_indices_backward<B: Backend>(
     let op = "max_pool2d_with_indices_backward";
     let k = common_members(op, &[x.members, output_grad.members, indices.members]);
     if !x.batched && !output_grad.batched && !indices.batched {
-        let r = B::max_pool2d_with_indices_backward(
+        let r = inner_max_pool2d_backward::<B>(
             x.inner,
             kernel_size,
             stride,
@@ -277,7 +342,7 @@ pub(super) fn max_pool2d_with_indices_backward<B: Backend>(
         );
         return MaxPool2dBackward::new(VmapTensor::unbatched(r.x_grad, k));
     }
-    let r = B::max_pool2d_with_indices_backward(
+    let r = inner_max_pool2d_backward::<B>(
         merge_members_into_batch::<B>(materialize::<B, FloatKind>(x)),
         kernel_size,
         stride,

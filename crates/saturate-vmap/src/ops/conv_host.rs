@@ -1,0 +1,544 @@
+//! [`ConvLowering::HostGemm`](super::conv_gemm::ConvLowering::HostGemm): 1-d and 2-d `f32`
+//! convolutions computed on host buffers, one (member, image) pair at a time.
+//!
+//! The tensor-op lowering of `conv_gemm.rs` unfolds the whole `[K, N, ...]` input at once
+//! (on the benchmark CNN at K = 8: 115 MB of columns per convolution) with one strided slice
+//! per kernel tap and a `cat`; on NdArray those copies, and the page faults of their fresh
+//! buffers, cost more than the matrix products (measured with `perf`). Here every
+//! (member, image) pair is unfolded into a small buffer that stays in cache, multiplied at
+//! once with ``matrixmultiply`'s blocked `sgemm` (through ndarray), and the pairs run in parallel on rayon's pool:
+//!
+//! - forward: `y[k, n] = W[k] @ unfold(x[k, n]) + b[k]`, per group;
+//! - input gradient (and the transposed convolution's forward): `cols = W[k]^T @ dy[k, n]`,
+//!   added back into `dx[k, n]` (col2im);
+//! - weight gradient: `dW[k] = sum_n dy[k, n] @ unfold(x[k, n])^T`, summed over fixed chunks of
+//!   images in a fixed order.
+//!
+//! Every member's result depends only on that member's operands and is summed in an order
+//! that depends neither on K nor on the thread count, so a member of a group equals itself
+//! trained alone (K = 1) under this lowering bit for bit, run after run. Against an inner
+//! backend's own convolution the sums are taken in another order: results agree to rounding.
+//!
+//! The operands are read with the inner backend's `float_into_data` and the result written
+//! with `float_from_data`: one copy each way, free on CPU backends, a device round trip on a
+//! GPU (where this lowering is never the default).
+
+use burn_backend::tensor::FloatTensor;
+use burn_backend::{Backend, DType, TensorData, TensorMetadata};
+use ndarray::linalg::general_mat_mul;
+use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
+use rayon::prelude::*;
+
+use super::conv_gemm::Geometry;
+
+type Fp<B> = FloatTensor<B>;
+
+/// Images per partial sum of the weight gradient: fixed, so that the summation order does not
+/// depend on the number of threads.
+const WEIGHT_GRAD_CHUNK: usize = 8;
+
+/// Whether the host kernels can compute this convolution: `f32` operands and one or two
+/// spatial axes. Other convolutions take the tensor-op lowering.
+pub(crate) fn applies<B: Backend>(x: &Fp<B>, spatial: usize) -> bool {
+    x.dtype() == DType::F32 && (1..=2).contains(&spatial)
+}
+
+/// Two-dimensional geometry of a 1-d or 2-d convolution (a 1-d one has height 1).
+#[derive(Clone, Copy, Debug)]
+struct Geo2 {
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+    groups: usize,
+}
+
+impl Geo2 {
+    fn from(geo: &Geometry) -> Self {
+        let two = |v: &[usize], one: usize| -> [usize; 2] {
+            if v.len() == 1 {
+                [one, v[0]]
+            } else {
+                [v[0], v[1]]
+            }
+        };
+        Self {
+            stride: two(&geo.stride, 1),
+            padding: two(&geo.padding, 0),
+            dilation: two(&geo.dilation, 1),
+            groups: geo.groups,
+        }
+    }
+}
+
+/// `[K', N, C, S...]` (one or two spatial axes) as `[K', N, C, H, W]`, with `H = 1` for 1-d.
+fn as_2d(shape: &[usize]) -> [usize; 5] {
+    if shape.len() == 4 {
+        [shape[0], shape[1], shape[2], 1, shape[3]]
+    } else {
+        [shape[0], shape[1], shape[2], shape[3], shape[4]]
+    }
+}
+
+/// An operand's values in row-major order, on the host.
+enum Host {
+    /// Read through the backend's `float_into_data`.
+    Data(Vec<f32>),
+    /// An NdArray tensor's own array, borrowed without a copy when it is in row-major layout.
+    #[cfg(feature = "ndarray")]
+    Ndarray(ndarray::ArcArray<f32, ndarray::IxDyn>),
+}
+
+impl Host {
+    fn values(&self) -> &[f32] {
+        match self {
+            Host::Data(v) => v,
+            #[cfg(feature = "ndarray")]
+            Host::Ndarray(a) => a.as_slice().expect("row-major by construction"),
+        }
+    }
+}
+
+/// Reads an operand and its shape. NdArray's `float_into_data` copies element by element
+/// whenever the array is shared (autodiff keeps every saved input shared), which cost more than
+/// the convolution itself; its arrays are read in place instead.
+fn read<B: Backend>(p: Fp<B>) -> (Host, Vec<usize>) {
+    let shape = p.shape().to_vec();
+    #[cfg(feature = "ndarray")]
+    let p = {
+        let any: Box<dyn std::any::Any> = Box::new(p);
+        match any.downcast::<burn_ndarray::NdArrayTensor>() {
+            Ok(tensor) => match *tensor {
+                burn_ndarray::NdArrayTensor::F32(storage) => {
+                    let array = storage.into_shared();
+                    let array = if array.is_standard_layout() {
+                        array
+                    } else {
+                        array.as_standard_layout().into_owned().into_shared()
+                    };
+                    return (Host::Ndarray(array), shape);
+                }
+                other => *(Box::new(other) as Box<dyn std::any::Any>)
+                    .downcast::<Fp<B>>()
+                    .expect("the same type"),
+            },
+            Err(any) => *any.downcast::<Fp<B>>().expect("the same type"),
+        }
+    };
+    let data = burn::tensor::try_read_sync(B::float_into_data(p))
+        .expect("saturate-vmap: this backend cannot read tensors synchronously")
+        .expect("saturate-vmap: reading a tensor failed");
+    let values = data
+        .into_vec::<f32>()
+        .expect("saturate-vmap: the host convolution reads f32 tensors only");
+    (Host::Data(values), shape)
+}
+
+/// Makes a tensor of the inner backend from row-major values (on NdArray without a copy).
+fn write<B: Backend>(values: Vec<f32>, shape: Vec<usize>, device: &B::Device) -> Fp<B> {
+    #[cfg(feature = "ndarray")]
+    if crate::ops::conv_gemm::is_ndarray::<B>() {
+        let array = ndarray::Array::from_shape_vec(ndarray::IxDyn(&shape), values)
+            .expect("saturate-vmap: host convolution result shape")
+            .into_shared();
+        let tensor: Box<dyn std::any::Any> = Box::new(burn_ndarray::NdArrayTensor::from(array));
+        return *tensor
+            .downcast::<Fp<B>>()
+            .expect("NdArray's float primitive is NdArrayTensor");
+    }
+    B::float_from_data(TensorData::new(values, shape), device)
+}
+
+/// The index of member `k` in an operand with `count` members (1 when shared).
+fn pick(count: usize, k: usize) -> usize {
+    if count == 1 {
+        0
+    } else {
+        k
+    }
+}
+
+/// The output length of a convolution along one axis.
+fn out_len(len: usize, kernel: usize, stride: usize, padding: usize, dilation: usize) -> usize {
+    (len + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1
+}
+
+/// The output positions `o < out` whose input index `o * s + offset` lies in `[0, len)`.
+fn valid_range(out: usize, s: usize, offset: isize, len: usize) -> (usize, usize) {
+    // o * s + offset >= 0  <=>  o >= ceil(-offset / s)
+    let lo = if offset >= 0 {
+        0
+    } else {
+        ((-offset) as usize).div_ceil(s)
+    };
+    // o * s + offset < len  <=>  o < ceil((len - offset) / s)
+    let hi = if (len as isize) <= offset {
+        0
+    } else {
+        ((len as isize - offset) as usize).div_ceil(s)
+    };
+    (lo.min(out), hi.min(out).max(lo.min(out)))
+}
+
+/// One image's shape and the convolution's kernel and output sizes.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    /// Channels per group of the convolution's input.
+    cg: usize,
+    h: usize,
+    w: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+    geo: Geo2,
+}
+
+impl Plan {
+    fn taps(&self) -> usize {
+        self.kh * self.kw
+    }
+    /// Rows of one group's columns: `cg * kh * kw`.
+    fn rows(&self) -> usize {
+        self.cg * self.taps()
+    }
+    fn positions(&self) -> usize {
+        self.oh * self.ow
+    }
+    /// The input offset of output `(oy, ox)` under tap `(i, j)` along each axis.
+    fn offsets(&self, i: usize, j: usize) -> (isize, isize) {
+        let g = &self.geo;
+        (
+            (i * g.dilation[0]) as isize - g.padding[0] as isize,
+            (j * g.dilation[1]) as isize - g.padding[1] as isize,
+        )
+    }
+
+    /// im2col of one group of one image: `x` `[cg, h, w]` to `cols` `[cg*kh*kw, oh*ow]`.
+    fn unfold(&self, x: &[f32], cols: &mut [f32]) {
+        let (sh, sw) = (self.geo.stride[0] as isize, self.geo.stride[1] as isize);
+        let p = self.positions();
+        for c in 0..self.cg {
+            let plane = &x[c * self.h * self.w..(c + 1) * self.h * self.w];
+            for i in 0..self.kh {
+                for j in 0..self.kw {
+                    let row = ((c * self.kh + i) * self.kw + j) * p;
+                    let (dy, dx) = self.offsets(i, j);
+                    let (x_lo, x_hi) = valid_range(self.ow, sw as usize, dx, self.w);
+                    for oy in 0..self.oh {
+                        let dst = &mut cols[row + oy * self.ow..row + (oy + 1) * self.ow];
+                        let iy = oy as isize * sh + dy;
+                        if iy < 0 || iy >= self.h as isize {
+                            dst.fill(0.0);
+                            continue;
+                        }
+                        let src = &plane[iy as usize * self.w..(iy as usize + 1) * self.w];
+                        dst[..x_lo].fill(0.0);
+                        dst[x_hi..].fill(0.0);
+                        if sw == 1 {
+                            let start = (x_lo as isize + dx) as usize;
+                            dst[x_lo..x_hi].copy_from_slice(&src[start..start + (x_hi - x_lo)]);
+                        } else {
+                            for (ox, d) in dst[x_lo..x_hi].iter_mut().enumerate() {
+                                *d = src[((ox + x_lo) as isize * sw + dx) as usize];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// col2im of one group of one image: adds `cols` `[cg*kh*kw, oh*ow]` into `x` `[cg, h, w]`.
+    fn fold_add(&self, cols: &[f32], x: &mut [f32]) {
+        let (sh, sw) = (self.geo.stride[0] as isize, self.geo.stride[1] as isize);
+        let p = self.positions();
+        for c in 0..self.cg {
+            let plane = &mut x[c * self.h * self.w..(c + 1) * self.h * self.w];
+            for i in 0..self.kh {
+                for j in 0..self.kw {
+                    let row = ((c * self.kh + i) * self.kw + j) * p;
+                    let (dy, dx) = self.offsets(i, j);
+                    let (x_lo, x_hi) = valid_range(self.ow, sw as usize, dx, self.w);
+                    for oy in 0..self.oh {
+                        let iy = oy as isize * sh + dy;
+                        if iy < 0 || iy >= self.h as isize {
+                            continue;
+                        }
+                        let src = &cols[row + oy * self.ow..row + (oy + 1) * self.ow];
+                        let dst = &mut plane[iy as usize * self.w..(iy as usize + 1) * self.w];
+                        if sw == 1 {
+                            let start = (x_lo as isize + dx) as usize;
+                            let dst = &mut dst[start..start + (x_hi - x_lo)];
+                            for (d, s) in dst.iter_mut().zip(&src[x_lo..x_hi]) {
+                                *d += s;
+                            }
+                        } else {
+                            for ox in x_lo..x_hi {
+                                dst[(ox as isize * sw + dx) as usize] += src[ox];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `c = a @ b + beta * c` for `a` `[m, k]` and `b` `[k, n]` given by their (row, column)
+/// strides, `c` `[m, n]` row-major. ndarray's `general_mat_mul`, which runs `matrixmultiply`'s
+/// blocked, vectorised `sgemm` on strided views (the same kernel as NdArray's `matmul`).
+fn gemm(
+    (m, k, n): (usize, usize, usize),
+    a: (&[f32], usize, usize),
+    b: (&[f32], usize, usize),
+    beta: f32,
+    c: &mut [f32],
+) {
+    fn view(
+        (data, rs, cs): (&[f32], usize, usize),
+        rows: usize,
+        cols: usize,
+    ) -> ArrayView2<'_, f32> {
+        ArrayView2::from_shape((rows, cols).strides((rs, cs)), data)
+            .expect("saturate-vmap: host convolution operand shape")
+    }
+    let a = view(a, m, k);
+    let b = view(b, k, n);
+    let mut c = ArrayViewMut2::from_shape((m, n), &mut c[..m * n])
+        .expect("saturate-vmap: host convolution output shape");
+    general_mat_mul(1.0, &a, &b, beta, &mut c);
+}
+
+/// A convolution: `x` `[K', N, C, S...]`, weights `[K', O, C/g, kernel...]`, bias `[K', O]`
+/// to `[K', N, O, out...]` (1 or 2 spatial axes, `f32`).
+pub(crate) fn conv<B: Backend>(
+    x: Fp<B>,
+    weight: Fp<B>,
+    bias: Option<Fp<B>>,
+    geo: &Geometry,
+) -> Fp<B> {
+    let device = B::float_device(&x);
+    let spatial = x.shape().num_dims() - 3;
+    let (xh, xs) = read::<B>(x);
+    let (wh, ws) = read::<B>(weight);
+    let bias = bias.map(read::<B>);
+    let (xv, wv) = (xh.values(), wh.values());
+    let [kx, n, c, h, w] = as_2d(&xs);
+    let [kwt, o, cg, kh, kw] = as_2d(&ws);
+    let geo2 = Geo2::from(geo);
+    let plan = Plan {
+        cg,
+        h,
+        w,
+        kh,
+        kw,
+        oh: out_len(h, kh, geo2.stride[0], geo2.padding[0], geo2.dilation[0]),
+        ow: out_len(w, kw, geo2.stride[1], geo2.padding[1], geo2.dilation[1]),
+        geo: geo2,
+    };
+    let g = geo2.groups;
+    let og = o / g;
+    let kb = bias.as_ref().map_or(1, |b| b.1[0]);
+    let bias = bias.as_ref().map(|b| b.0.values());
+    let k = kx.max(kwt).max(kb);
+    let (rows, p) = (plan.rows(), plan.positions());
+    let image_out = o * p;
+    let mut y = vec![0.0f32; k * n * image_out];
+    y.par_chunks_mut(image_out).enumerate().for_each_init(
+        || vec![0.0f32; rows * p],
+        |cols, (item, out)| {
+            let (m, img) = (item / n, item % n);
+            let xi = &xv[(pick(kx, m) * n + img) * c * h * w..][..c * h * w];
+            let wm = &wv[pick(kwt, m) * o * rows..][..o * rows];
+            for gi in 0..g {
+                plan.unfold(&xi[gi * cg * h * w..(gi + 1) * cg * h * w], cols);
+                let block = &mut out[gi * og * p..(gi + 1) * og * p];
+                let beta = match bias {
+                    Some(bv) => {
+                        let bm = &bv[pick(kb, m) * o..][..o];
+                        for (r, row) in block.chunks_mut(p).enumerate() {
+                            row.fill(bm[gi * og + r]);
+                        }
+                        1.0
+                    }
+                    None => 0.0,
+                };
+                let a = &wm[gi * og * rows..(gi + 1) * og * rows];
+                gemm((og, rows, p), (a, rows, 1), (cols, p, 1), beta, block);
+            }
+        },
+    );
+    let mut shape = vec![k, n, o];
+    if spatial == 2 {
+        shape.push(plan.oh);
+    }
+    shape.push(plan.ow);
+    write::<B>(y, shape, &device)
+}
+
+/// The input gradient of a convolution, which is also the forward of the transposed
+/// convolution: `dy` `[K', N, O, out...]`, weights `[K', O, C/g, kernel...]` to
+/// `[K', N, C, input...]` for the input size `input`.
+pub(crate) fn conv_x_grad<B: Backend>(
+    dy: Fp<B>,
+    weight: Fp<B>,
+    geo: &Geometry,
+    input: &[usize],
+) -> Fp<B> {
+    let device = B::float_device(&dy);
+    let spatial = input.len();
+    let (dh, ds) = read::<B>(dy);
+    let (wh, ws) = read::<B>(weight);
+    let (dv, wv) = (dh.values(), wh.values());
+    let [kd, n, o, oh, ow] = as_2d(&ds);
+    let [kwt, _, cg, kh, kw] = as_2d(&ws);
+    let (h, w) = if spatial == 2 {
+        (input[0], input[1])
+    } else {
+        (1, input[0])
+    };
+    let geo2 = Geo2::from(geo);
+    let plan = Plan {
+        cg,
+        h,
+        w,
+        kh,
+        kw,
+        oh,
+        ow,
+        geo: geo2,
+    };
+    let g = geo2.groups;
+    let (og, c) = (o / g, cg * g);
+    let k = kd.max(kwt);
+    let (rows, p) = (plan.rows(), plan.positions());
+    let image_in = c * h * w;
+    let mut dx = vec![0.0f32; k * n * image_in];
+    dx.par_chunks_mut(image_in).enumerate().for_each_init(
+        || vec![0.0f32; rows * p],
+        |cols, (item, out)| {
+            let (m, img) = (item / n, item % n);
+            let di = &dv[(pick(kd, m) * n + img) * o * p..][..o * p];
+            let wm = &wv[pick(kwt, m) * o * rows..][..o * rows];
+            for gi in 0..g {
+                // cols [rows, p] = W_g^T [rows, og] @ dy_g [og, p]
+                let a = &wm[gi * og * rows..(gi + 1) * og * rows];
+                let b = &di[gi * og * p..(gi + 1) * og * p];
+                gemm((rows, og, p), (a, 1, rows), (b, p, 1), 0.0, cols);
+                plan.fold_add(cols, &mut out[gi * cg * h * w..(gi + 1) * cg * h * w]);
+            }
+        },
+    );
+    let mut shape = vec![k, n, c];
+    shape.extend_from_slice(input);
+    write::<B>(dx, shape, &device)
+}
+
+/// The weight gradient of a convolution: `x` `[K', N, C, S...]`, `dy` `[K', N, O, out...]` to
+/// `[K', O, C/g, kernel...]`.
+pub(crate) fn conv_weight_grad<B: Backend>(
+    x: Fp<B>,
+    dy: Fp<B>,
+    geo: &Geometry,
+    kernel: &[usize],
+) -> Fp<B> {
+    let device = B::float_device(&x);
+    let (xh, xs) = read::<B>(x);
+    let (dh, ds) = read::<B>(dy);
+    let (xv, dv) = (xh.values(), dh.values());
+    let [kx, n, c, h, w] = as_2d(&xs);
+    let [kd, _, o, oh, ow] = as_2d(&ds);
+    let (kh, kw) = if kernel.len() == 2 {
+        (kernel[0], kernel[1])
+    } else {
+        (1, kernel[0])
+    };
+    let geo2 = Geo2::from(geo);
+    let g = geo2.groups;
+    let (cg, og) = (c / g, o / g);
+    let plan = Plan {
+        cg,
+        h,
+        w,
+        kh,
+        kw,
+        oh,
+        ow,
+        geo: geo2,
+    };
+    let k = kx.max(kd);
+    let (rows, p) = (plan.rows(), plan.positions());
+    let member_out = o * rows;
+    let chunks = n.div_ceil(WEIGHT_GRAD_CHUNK).max(1);
+    // One partial sum per (member, chunk of images), then each member's partials in order.
+    let mut partials = vec![0.0f32; k * chunks * member_out];
+    partials
+        .par_chunks_mut(member_out)
+        .enumerate()
+        .for_each_init(
+            || vec![0.0f32; rows * p],
+            |cols, (item, acc)| {
+                let (m, chunk) = (item / chunks, item % chunks);
+                let images = chunk * WEIGHT_GRAD_CHUNK..((chunk + 1) * WEIGHT_GRAD_CHUNK).min(n);
+                for img in images {
+                    let xi = &xv[(pick(kx, m) * n + img) * c * h * w..][..c * h * w];
+                    let di = &dv[(pick(kd, m) * n + img) * o * p..][..o * p];
+                    for gi in 0..g {
+                        plan.unfold(&xi[gi * cg * h * w..(gi + 1) * cg * h * w], cols);
+                        // dW_g [og, rows] += dy_g [og, p] @ cols^T [p, rows]
+                        let a = &di[gi * og * p..(gi + 1) * og * p];
+                        let block = &mut acc[gi * og * rows..(gi + 1) * og * rows];
+                        gemm((og, p, rows), (a, p, 1), (cols, 1, p), 1.0, block);
+                    }
+                }
+            },
+        );
+    let mut dw = vec![0.0f32; k * member_out];
+    dw.par_chunks_mut(member_out)
+        .enumerate()
+        .for_each(|(m, out)| {
+            for chunk in 0..chunks {
+                let part = &partials[(m * chunks + chunk) * member_out..][..member_out];
+                for (d, s) in out.iter_mut().zip(part) {
+                    *d += s;
+                }
+            }
+        });
+    let mut shape = vec![k, o, cg];
+    shape.extend_from_slice(kernel);
+    write::<B>(dw, shape, &device)
+}
+
+/// The bias gradient of a convolution: `dy` `[K', N, O, out...]` summed over the images and
+/// positions to `[K', O]`, per (member, channel) in a fixed order (each image's positions, then
+/// the images).
+pub(crate) fn bias_grad<B: Backend>(dy: Fp<B>) -> Fp<B> {
+    let device = B::float_device(&dy);
+    let (dh, ds) = read::<B>(dy);
+    let dv = dh.values();
+    let (k, n, o) = (ds[0], ds[1], ds[2]);
+    let p: usize = ds[3..].iter().product();
+    let mut db = vec![0.0f32; k * o];
+    db.par_iter_mut().enumerate().for_each(|(item, out)| {
+        let (m, ch) = (item / o, item % o);
+        *out = (0..n)
+            .map(|img| lanes_sum(&dv[((m * n + img) * o + ch) * p..][..p]))
+            .sum();
+    });
+    write::<B>(db, vec![k, o], &device)
+}
+
+/// The sum of `v` in eight interleaved partial sums (vectorised), then the remainder: a fixed
+/// order for a given length.
+fn lanes_sum(v: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let chunks = v.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, x) in acc.iter_mut().zip(c) {
+            *a += x;
+        }
+    }
+    let head = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    rest.iter().fold(head, |s, x| s + x)
+}

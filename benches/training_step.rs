@@ -38,19 +38,24 @@ type Grouped = Autodiff<Vmap<Inner>>;
 
 const KS: &[usize] = &[1, 2, 4, 8, 16];
 
-/// `SATURATE_CONV_LOWERING=<gemm|inner>` chooses how the grouped arms compute convolutions
-/// (`saturate::vmap::ConvLowering`; unset, the inner backend's default: NdArray's own
-/// convolutions, batched GEMMs elsewhere).
+/// `SATURATE_CONV_LOWERING=<gemm|inner|host>` chooses how the grouped arms compute convolutions
+/// (`saturate::vmap::ConvLowering`; unset, the inner backend's default: the host kernels on
+/// NdArray, batched GEMMs elsewhere). The bench applies `saturate::malloc::tune` first, like
+/// the examples; `SATURATE_MALLOC=system` measures glibc's defaults.
 ///
 /// `SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn>,<K>,<steps>` runs that many steps
 /// of one arm without divan, for `perf record` / `perf stat` and scripts/gpu-check.sh. One
 /// untimed first step goes before them (on CUDA it compiles and autotunes the kernels), and the
 /// device is synchronised before the clock stops, so queued GPU work is counted.
 fn main() {
+    // saturate's allocator settings, as in the examples (`SATURATE_MALLOC=system` skips them).
+    let tuned = saturate::malloc::tune();
+    eprintln!("malloc: {}", if tuned { "tuned" } else { "system" });
     match std::env::var("SATURATE_CONV_LOWERING").as_deref() {
         Ok("gemm") => set_conv_lowering::<Inner>(ConvLowering::BatchedGemm),
         Ok("inner") => set_conv_lowering::<Inner>(ConvLowering::InnerConvolution),
-        Ok(other) => panic!("SATURATE_CONV_LOWERING={other}: expected gemm or inner"),
+        Ok("host") => set_conv_lowering::<Inner>(ConvLowering::HostGemm),
+        Ok(other) => panic!("SATURATE_CONV_LOWERING={other}: expected gemm, inner or host"),
         Err(_) => {}
     }
     if let Ok(spec) = std::env::var("SATURATE_PROFILE") {

@@ -242,6 +242,9 @@ fn options() -> Result<(bool, PathBuf), Box<dyn Error>> {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
+    // Large tensors are freed and allocated every step: keep freed memory in the heap
+    // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
+    saturate::malloc::tune();
     let (full, journal) = options()?;
     let plan = Plan::from_env();
     let (train, valid) = if full {

@@ -111,6 +111,9 @@ fn accuracy(
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
+    // Large tensors are freed and allocated every step: keep freed memory in the heap
+    // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
+    saturate::malloc::tune();
     let journal = journal_path()?;
     let plan = Plan::new(std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1"));
     let (train, valid) = (

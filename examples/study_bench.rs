@@ -779,6 +779,9 @@ fn options() -> Result<Options, Box<dyn Error>> {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
+    // Large tensors are freed and allocated every step: keep freed memory in the heap
+    // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
+    saturate::malloc::tune();
     let o = options()?;
     if let Some(csv) = &o.table {
         print!("{}", table(csv)?);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 5: benchmark Burn 0.21's CPU backends (benches/cpu_backends.rs) on the three models,
-# K models one after another vs one batched Autodiff<Vmap<_>> group, K in {1, 8}.
+# K models one after another vs one batched Autodiff<Vmap<_>> group, K in {1, 8} (KS=...).
 # Results and analysis: book/src/cpu-backends.md.
 #
 # Usage: scripts/bench-cpu-backends.sh [backend...] [-- model...]
@@ -11,10 +11,12 @@
 #   models:   mlp8 mlp784 cnn (default: all), or `parity`: the group-vs-alone parity run of
 #   every model on that backend instead of timings
 # Environment: REPEAT (runs per configuration, default 3; the table takes the best median),
-#   SAMPLES (timed steps per arm, default 5), BUILD_ONLY=1, MALLOC ("default tunables", the
-#   allocator settings to run), CONV_LOWERING (gemm and/or inner, default "gemm": Vmap's
-#   convolution lowering, saturate::vmap::ConvLowering), BENCH_TARGET_DIR (one target dir for
-#   every backend: shares the crates their builds have in common).
+#   SAMPLES (timed steps per arm, default 5), KS (member counts, default "1,8"), BUILD_ONLY=1,
+#   MALLOC ("tuned system": saturate::malloc::tune, as the examples do, and/or glibc's
+#   defaults), CONV_LOWERING ("default" and/or host, gemm, inner: Vmap's convolution lowering,
+#   saturate::vmap::ConvLowering; default = the library's choice for the backend),
+#   BENCH_TARGET_DIR (one target dir for every backend: shares the crates their builds have in
+#   common).
 #
 # Every non-default backend builds in its own target dir (target/bench-<backend>) so the
 # default release artifacts stay valid; builds run under `nice`. openblas-system needs
@@ -31,11 +33,8 @@ while [ $# -gt 0 ]; do
 done
 [ ${#backends[@]} -eq 0 ] && backends=(ndarray openblas-system blas-netlib flex flex-simd candle cpu)
 repeat=${REPEAT:-3}
-read -r -a mallocs <<<"${MALLOC:-default tunables}"
-read -r -a lowerings <<<"${CONV_LOWERING:-gemm}"
-# The lead's allocator setting: large freed blocks stay in the heap instead of being
-# returned to the kernel (page faults on every step otherwise).
-tunables='glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=1073741824:glibc.malloc.top_pad=268435456'
+read -r -a mallocs <<<"${MALLOC:-tuned system}"
+read -r -a lowerings <<<"${CONV_LOWERING:-default}"
 
 out=target/bench-results
 mkdir -p "$out"
@@ -52,6 +51,17 @@ features_of() {
         flex-simd) echo "flex burn/simd" ;;
         *) echo "$1" ;;
     esac
+}
+
+# Runs a command with CONV_LOWERING set, or unset for "default".
+lowering_env() {
+    local lowering=$1
+    shift
+    if [ "$lowering" = default ]; then
+        env -u CONV_LOWERING "$@"
+    else
+        CONV_LOWERING=$lowering "$@"
+    fi
 }
 
 for backend in "${backends[@]}"; do
@@ -90,7 +100,7 @@ for backend in "${backends[@]}"; do
         if [ "${models[*]:-}" = parity ]; then
             for lowering in "${lowerings[@]}"; do
                 echo "--- $backend, parity, conv lowering $lowering"
-                CONV_LOWERING=$lowering "$exe" parity 2>&1 | tee -a "$out/$backend.parity.md"
+                lowering_env "$lowering" "$exe" parity 2>&1 | tee -a "$out/$backend.parity.md"
             done
             exit 0
         fi
@@ -98,12 +108,12 @@ for backend in "${backends[@]}"; do
             for malloc in "${mallocs[@]}"; do
                 for i in $(seq "$repeat"); do
                     echo "--- $backend, malloc $malloc, conv $lowering, run $i, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-                    if [ "$malloc" = tunables ]; then
-                        CONV_LOWERING=$lowering GLIBC_TUNABLES=$tunables "$exe" "${models[@]}"
+                    if [ "$malloc" = system ]; then
+                        SATURATE_MALLOC=system lowering_env "$lowering" "$exe" "${models[@]}"
                     else
-                        CONV_LOWERING=$lowering "$exe" "${models[@]}"
+                        lowering_env "$lowering" "$exe" "${models[@]}"
                     fi 2>>"$out/$backend.$malloc.stderr" | grep -v -e '^| backend' -e '^|---' \
-                        | sed -E "s/^\| $label_from( \+ | \|)/| $label_to\1/" \
+                        | sed -E "s/^\| $label_from,/| $label_to,/" \
                         | tee -a "$out/$backend.$malloc.md"
                 done
             done

@@ -254,6 +254,8 @@ pub enum Tol {
     Exact,
     /// `|a - b| <= atol` elementwise.
     Abs(f32),
+    /// `|a - b| <= atol + rtol * |b|` elementwise (`b` the inner backend's value).
+    Rel(f32, f32),
 }
 
 /// Runs one op for every batched/unbatched combination of `specs` and K in {1, 3}.
@@ -364,6 +366,17 @@ fn compare(got: &TensorData, want: &TensorData, tol: Tol, ctx: &str) {
     assert_eq!(got.shape, want.shape, "{ctx}: shape");
     assert_eq!(got.dtype, want.dtype, "{ctx}: dtype");
     match (tol, want.dtype) {
+        (Tol::Rel(atol, rtol), burn::tensor::DType::F32) => {
+            let g = got.as_slice::<f32>().unwrap();
+            let w = want.as_slice::<f32>().unwrap();
+            for (i, (a, b)) in g.iter().zip(w).enumerate() {
+                let ok = (a - b).abs() <= atol + rtol * b.abs() || (a.is_nan() && b.is_nan());
+                assert!(
+                    ok,
+                    "{ctx}: element {i}: got {a}, want {b} (atol {atol}, rtol {rtol})"
+                );
+            }
+        }
         (Tol::Abs(atol), burn::tensor::DType::F32) => {
             let g = got.as_slice::<f32>().unwrap();
             let w = want.as_slice::<f32>().unwrap();

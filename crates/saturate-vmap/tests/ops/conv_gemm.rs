@@ -1,7 +1,7 @@
-//! Convolutions lowered to unfold + matrix products, `ConvLowering::BatchedGemm` (one K-batched
-//! product, `ops/conv_gemm.rs`) and `ConvLowering::HostGemm` (per member and image on host
-//! buffers, `ops/conv_host.rs`), chosen here for NdArray whose default is its own convolution,
-//! through autodiff: forward, input gradient, weight gradient and bias gradient of a group of K members
+//! Convolutions under every lowering, `ConvLowering::BatchedGemm` (one K-batched product,
+//! `ops/conv_gemm.rs`), `ConvLowering::HostGemm` (per member and image on host buffers,
+//! `ops/conv_host.rs`, NdArray's default) and `ConvLowering::InnerConvolution` (NdArray's own,
+//! bit for bit), chosen here for an NdArray type of this file's own, through autodiff: forward, input gradient, weight gradient and bias gradient of a group of K members
 //! against each member run alone on `Autodiff<NdArray>` (NdArray's own direct convolution), for
 //! the four batchings of input and weights, and stride, padding, dilation, groups, 1d/2d/3d and
 //! the transposed forms.
@@ -32,8 +32,12 @@ type V = Vmap<I>;
 /// The lowering is process-wide per backend type: the checks of this file take turns.
 static LOWERING: Mutex<()> = Mutex::new(());
 
-/// Both unfold lowerings.
-const LOWERINGS: [ConvLowering; 2] = [ConvLowering::BatchedGemm, ConvLowering::HostGemm];
+/// Every lowering: the two unfold ones within tolerance, NdArray's own bit for bit.
+const LOWERINGS: [ConvLowering; 3] = [
+    ConvLowering::BatchedGemm,
+    ConvLowering::HostGemm,
+    ConvLowering::InnerConvolution,
+];
 
 const ATOL: f32 = 1e-5;
 const RTOL: f32 = 1e-4;
@@ -191,6 +195,14 @@ macro_rules! conv_check {
                         .iter()
                         .enumerate()
                     {
+                        if lowering == ConvLowering::InnerConvolution {
+                            assert_eq!(
+                                got[i][m], want[i],
+                                "{} {lowering:?} {what}, K={k}, x batched {bx}, weights batched \
+                                 {bw}, member {m}: not bit for bit",
+                                stringify!($name)
+                            );
+                        }
                         assert_close(
                             &got[i][m],
                             &want[i],
@@ -296,17 +308,14 @@ fn conv_transpose_group_matches_members_alone() {
     check_conv_transpose2d(&[2, 3, 5, 4], &[3, 2, 3, 2], 2, 2, 8, 1.0);
 }
 
-/// The lowering is chosen per inner backend type: NdArray keeps its own convolutions unless
-/// told otherwise; a choice for one backend type leaves the others alone.
+/// The lowering is chosen per inner backend type: NdArray gets the host kernels unless told
+/// otherwise; a choice for one backend type leaves the others alone.
 #[test]
 fn lowering_is_chosen_per_backend_type() {
     type Other = NdArray<f64, i32>;
-    assert_eq!(conv_lowering::<Other>(), ConvLowering::InnerConvolution);
+    assert_eq!(conv_lowering::<Other>(), ConvLowering::HostGemm);
     set_conv_lowering::<Other>(ConvLowering::BatchedGemm);
     assert_eq!(conv_lowering::<Other>(), ConvLowering::BatchedGemm);
-    assert_eq!(
-        conv_lowering::<NdArray<f64, i64>>(),
-        ConvLowering::InnerConvolution
-    );
-    set_conv_lowering::<Other>(ConvLowering::InnerConvolution);
+    assert_eq!(conv_lowering::<NdArray<f64, i64>>(), ConvLowering::HostGemm);
+    set_conv_lowering::<Other>(ConvLowering::HostGemm);
 }

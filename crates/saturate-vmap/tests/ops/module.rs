@@ -20,6 +20,13 @@ type Inner = crate::harness::I;
 type Vm = crate::harness::V;
 
 const T6: Tol = Tol::Abs(1e-6);
+/// Convolutions: NdArray's default lowering in Vmap (`ConvLowering::HostGemm`, issue 11;
+/// 3-d convolutions `BatchedGemm`) is im2col + matrix products, NdArray alone a direct loop:
+/// the same products summed in another order, which differs by an ulp or two of the result
+/// (outputs here reach about 20, where an ulp is 2e-6, beyond `T6`). The parity tolerance of
+/// the issue, relative. (`ConvLowering::InnerConvolution` is exact; `tests/ops/conv_gemm.rs`
+/// and `parity/seeds.rs` say so.)
+const TCONV: Tol = Tol::Rel(1e-5, 1e-4);
 
 fn conv_out(len: usize, k: usize, s: usize, p: usize, d: usize) -> usize {
     (len + 2 * p - d * (k - 1) - 1) / s + 1
@@ -126,25 +133,25 @@ fn conv1d() {
         diff!(
             "conv1d",
             [F(vec![n, c, l]), F(vec![o, c / g, k]), F(vec![o])],
-            T6,
+            TCONV,
             |X, x, w, b| vec![Val::F(X::conv1d(x.f(), w.f(), Some(b.f()), opts_1()))]
         );
         diff!(
             "conv1d",
             [F(vec![n, c, l]), F(vec![o, c / g, k])],
-            T6,
+            TCONV,
             |X, x, w| vec![Val::F(X::conv1d(x.f(), w.f(), None, opts_1()))]
         );
         diff!(
             "conv1d_x_backward",
             [F(vec![n, c, l]), F(vec![o, c / g, k]), F(vec![n, o, lo])],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv1d_x_backward(x.f(), w.f(), gr.f(), opts_1()))]
         );
         diff!(
             "conv1d_weight_backward",
             [F(vec![n, c, l]), F(vec![o, c / g, k]), F(vec![n, o, lo])],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv1d_weight_backward(
                 x.f(),
                 w.f(),
@@ -155,7 +162,7 @@ fn conv1d() {
         diff!(
             "conv1d_bias_backward",
             [F(vec![n, c, l]), F(vec![o]), F(vec![n, o, lo])],
-            T6,
+            TCONV,
             |X, x, b, gr| vec![Val::F(X::conv1d_bias_backward(x.f(), b.f(), gr.f()))]
         );
     }
@@ -170,7 +177,7 @@ fn conv2d() {
         diff!(
             "conv2d",
             [F(vec![n, c, h, w_]), F(vec![o, c / g, kh, kw]), F(vec![o])],
-            T6,
+            TCONV,
             |X, x, w, b| vec![Val::F(X::conv2d(x.f(), w.f(), Some(b.f()), opts_2()))]
         );
         diff!(
@@ -180,7 +187,7 @@ fn conv2d() {
                 F(vec![o, c / g, kh, kw]),
                 F(vec![n, o, ho, wo])
             ],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv2d_x_backward(x.f(), w.f(), gr.f(), opts_2()))]
         );
         diff!(
@@ -190,7 +197,7 @@ fn conv2d() {
                 F(vec![o, c / g, kh, kw]),
                 F(vec![n, o, ho, wo])
             ],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv2d_weight_backward(
                 x.f(),
                 w.f(),
@@ -201,7 +208,7 @@ fn conv2d() {
         diff!(
             "conv2d_bias_backward",
             [F(vec![n, c, h, w_]), F(vec![o]), F(vec![n, o, ho, wo])],
-            T6,
+            TCONV,
             |X, x, b, gr| vec![Val::F(X::conv2d_bias_backward(x.f(), b.f(), gr.f()))]
         );
     }
@@ -210,7 +217,7 @@ fn conv2d() {
     diff!(
         "conv2d",
         [F(vec![2, 3, 7, 6]), F(vec![4, 3, 2, 3])],
-        T6,
+        TCONV,
         |X, x, w| vec![Val::F(X::conv2d(x.f(), w.f(), None, opts_2()))]
     );
 }
@@ -228,7 +235,7 @@ fn conv3d() {
                 F(vec![o, c / g, k, k, k]),
                 F(vec![o])
             ],
-            T6,
+            TCONV,
             |X, x, w, b| vec![Val::F(X::conv3d(x.f(), w.f(), Some(b.f()), opts_3()))]
         );
         diff!(
@@ -238,7 +245,7 @@ fn conv3d() {
                 F(vec![o, c / g, k, k, k]),
                 F(vec![n, o, lo, lo, lo])
             ],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv3d_x_backward(x.f(), w.f(), gr.f(), opts_3()))]
         );
         diff!(
@@ -248,7 +255,7 @@ fn conv3d() {
                 F(vec![o, c / g, k, k, k]),
                 F(vec![n, o, lo, lo, lo])
             ],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv3d_weight_backward(
                 x.f(),
                 w.f(),
@@ -263,7 +270,7 @@ fn conv3d() {
                 F(vec![o]),
                 F(vec![n, o, lo, lo, lo])
             ],
-            T6,
+            TCONV,
             |X, x, b, gr| vec![Val::F(X::conv3d_bias_backward(x.f(), b.f(), gr.f()))]
         );
     }
@@ -289,7 +296,7 @@ fn conv_transpose1d() {
         diff!(
             "conv_transpose1d",
             [F(vec![n, c, l]), F(vec![c, og, k]), F(vec![o])],
-            T6,
+            TCONV,
             |X, x, w, b| vec![Val::F(X::conv_transpose1d(
                 x.f(),
                 w.f(),
@@ -300,7 +307,7 @@ fn conv_transpose1d() {
         diff!(
             "conv_transpose1d_x_backward",
             [F(vec![c, og, k]), F(vec![n, o, lo])],
-            T6,
+            TCONV,
             |X, w, gr| vec![Val::F(X::conv_transpose1d_x_backward(
                 w.f(),
                 gr.f(),
@@ -310,7 +317,7 @@ fn conv_transpose1d() {
         diff!(
             "conv_transpose1d_weight_backward",
             [F(vec![n, c, l]), F(vec![c, og, k]), F(vec![n, o, lo])],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv_transpose1d_weight_backward(
                 x.f(),
                 w.f(),
@@ -321,7 +328,7 @@ fn conv_transpose1d() {
         diff!(
             "conv_transpose1d_bias_backward",
             [F(vec![n, c, l]), F(vec![o]), F(vec![n, o, lo])],
-            T6,
+            TCONV,
             |X, x, b, gr| vec![Val::F(X::conv_transpose1d_bias_backward(
                 x.f(),
                 b.f(),
@@ -352,7 +359,7 @@ fn conv_transpose2d() {
         diff!(
             "conv_transpose2d",
             [F(vec![n, c, h, w_]), F(vec![c, og, kh, kw]), F(vec![o])],
-            T6,
+            TCONV,
             |X, x, w, b| vec![Val::F(X::conv_transpose2d(
                 x.f(),
                 w.f(),
@@ -363,13 +370,13 @@ fn conv_transpose2d() {
         diff!(
             "conv_transpose2d",
             [F(vec![n, c, h, w_]), F(vec![c, og, kh, kw])],
-            T6,
+            TCONV,
             |X, x, w| vec![Val::F(X::conv_transpose2d(x.f(), w.f(), None, opts_t2()))]
         );
         diff!(
             "conv_transpose2d_x_backward",
             [F(vec![c, og, kh, kw]), F(vec![n, o, ho, wo])],
-            T6,
+            TCONV,
             |X, w, gr| vec![Val::F(X::conv_transpose2d_x_backward(
                 w.f(),
                 gr.f(),
@@ -383,7 +390,7 @@ fn conv_transpose2d() {
                 F(vec![c, og, kh, kw]),
                 F(vec![n, o, ho, wo])
             ],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv_transpose2d_weight_backward(
                 x.f(),
                 w.f(),
@@ -394,7 +401,7 @@ fn conv_transpose2d() {
         diff!(
             "conv_transpose2d_bias_backward",
             [F(vec![n, c, h, w_]), F(vec![o]), F(vec![n, o, ho, wo])],
-            T6,
+            TCONV,
             |X, x, b, gr| vec![Val::F(X::conv_transpose2d_bias_backward(
                 x.f(),
                 b.f(),
@@ -418,7 +425,7 @@ fn conv_transpose3d() {
         diff!(
             "conv_transpose3d",
             [F(vec![n, c, l, l, l]), F(vec![c, og, k, k, k]), F(vec![o])],
-            T6,
+            TCONV,
             |X, x, w, b| vec![Val::F(X::conv_transpose3d(
                 x.f(),
                 w.f(),
@@ -429,7 +436,7 @@ fn conv_transpose3d() {
         diff!(
             "conv_transpose3d_x_backward",
             [F(vec![c, og, k, k, k]), F(vec![n, o, lo, lo, lo])],
-            T6,
+            TCONV,
             |X, w, gr| vec![Val::F(X::conv_transpose3d_x_backward(
                 w.f(),
                 gr.f(),
@@ -443,7 +450,7 @@ fn conv_transpose3d() {
                 F(vec![c, og, k, k, k]),
                 F(vec![n, o, lo, lo, lo])
             ],
-            T6,
+            TCONV,
             |X, x, w, gr| vec![Val::F(X::conv_transpose3d_weight_backward(
                 x.f(),
                 w.f(),
@@ -458,7 +465,7 @@ fn conv_transpose3d() {
                 F(vec![o]),
                 F(vec![n, o, lo, lo, lo])
             ],
-            T6,
+            TCONV,
             |X, x, b, gr| vec![Val::F(X::conv_transpose3d_bias_backward(
                 x.f(),
                 b.f(),

@@ -2,13 +2,16 @@
 //! K = 8 members trained with burn-optim's unmodified Adam, for the 30 seeds 0..30 (every seed,
 //! none picked), against each member trained alone, within `ATOL` / `RTOL` (1e-5 / 1e-4).
 //!
-//! Not bit for bit: the group computes the convolution as im2col + one batched matrix product,
-//! NdArray alone as its direct loop, which sum in different orders (measured: largest
-//! difference over every parameter of the 240 member runs 2.9e-6; the test prints it). With
-//! `set_conv_lowering::<NdArray>(ConvLowering::InnerConvolution)` (NdArray's own convolution,
-//! the member axis folded into the groups) the same 240 runs are bit for bit (largest
-//! difference 0, measured by setting it at the top of this test; not done here because the
-//! lowering is process-wide and the other tests of this binary run in parallel). Issue 11
+//! Against plain NdArray not bit for bit: the group computes the convolution with NdArray's
+//! default lowering, `ConvLowering::HostGemm` (im2col + matrix products per member), NdArray
+//! alone as its direct loop, which sum in different orders (the test prints the largest
+//! difference over every parameter of the 240 member runs). With
+//! `set_conv_lowering::<NdArray>(ConvLowering::InnerConvolution)` (NdArray's own convolution)
+//! the same 240 runs are bit for bit (largest difference 0, measured by setting it at the top
+//! of this test; not done here because the lowering is process-wide and the other tests of
+//! this binary run in parallel). Against itself the host lowering is exact: every member of
+//! the group equals the same member trained as a group of one, bit for bit, for all 30 seeds
+//! (`cnn_group_member_equals_group_of_one_for_every_seed`). Issue 11
 //! saw about 4 of 30 seeds
 //! fail and suspected burn-ndarray's approximate SIMD `recip`; with that feature on
 //! (`cargo test -p saturate-vmap --features burn-ndarray/simd --test main seeds::`) this test
@@ -32,7 +35,7 @@ use saturate_vmap::{member_values, Batched};
 
 use super::common::{
     classes, compare, cpu, group_params, max_diff, params, reseed, step_slots, transfer, uniform,
-    Case, DataMode, Feed, GroupFeed, MemberFeed, ATOL, G, R, RTOL,
+    Case, DataMode, Feed, GroupFeed, MemberFeed, Slot, ATOL, G, R, RTOL,
 };
 
 /// The smallest CNN that still has every op of the classifier: conv 1 -> 3 channels (3x3,
@@ -170,4 +173,83 @@ fn cnn_classifier_with_adam_for_every_seed() {
         failed_seeds.len(),
         bad.join("\n")
     );
+}
+
+/// Trains one seed as a group of `MEMBERS` and as `MEMBERS` groups of one (the same lowering,
+/// the same Adam); returns the parameters and losses that are not equal bit for bit.
+fn one_seed_group_of_one(seed: u64) -> Vec<String> {
+    let case = TinyCnnCase;
+    let mut group: Batched<TinyCnn<G>> =
+        Batched::init(MEMBERS, &cpu(), |d| reseed(case.init::<G>(d), seed)).expect("init");
+    let mut singles: Vec<Batched<TinyCnn<G>>> = (0..MEMBERS)
+        .map(|k| group.clone().retain(&[k]).expect("retain"))
+        .collect();
+    let mut group_adam = AdamConfig::new().init::<G, TinyCnn<G>>();
+    let mut adams: Vec<_> = (0..MEMBERS)
+        .map(|_| AdamConfig::new().init::<G, TinyCnn<G>>())
+        .collect();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut bad = Vec::new();
+    for step in 0..STEPS {
+        let slots = step_slots(&case, &mut rng, DataMode::PerMember, MEMBERS);
+        let loss = case.loss(
+            &*group,
+            &GroupFeed::<G> {
+                slots: &slots,
+                device: group.device(),
+            },
+        );
+        let losses = member_values(loss.clone()).expect("losses");
+        let grads = GradientsParams::from_grads(loss.backward(), &*group);
+        group = Batched::from_module(group_adam.step(LR, group.into_inner(), grads)).expect("step");
+        for (k, single) in singles.iter_mut().enumerate() {
+            let own: Vec<Slot> = slots
+                .iter()
+                .map(|s| match s {
+                    Slot::PerMember(v) => Slot::PerMember(vec![v[k].clone()]),
+                    Slot::Shared(d) => Slot::Shared(d.clone()),
+                })
+                .collect();
+            let loss = case.loss(
+                &**single,
+                &GroupFeed::<G> {
+                    slots: &own,
+                    device: single.device(),
+                },
+            );
+            let value = member_values(loss.clone()).expect("loss")[0];
+            let grads = GradientsParams::from_grads(loss.backward(), &**single);
+            *single = Batched::from_module(adams[k].step(LR, single.clone().into_inner(), grads))
+                .expect("step");
+            if losses[k].to_bits() != value.to_bits() {
+                bad.push(format!(
+                    "seed {seed}, step {step}, member {k}: loss {} vs group of one {value}",
+                    losses[k]
+                ));
+            }
+        }
+    }
+    let got = group_params(&*group);
+    for (k, single) in singles.iter().enumerate() {
+        let want = group_params(&**single);
+        for (g, w) in got[k].iter().zip(&want[0]) {
+            let (d, _) = max_diff(&g.values, &w.values, 0.0, 0.0);
+            if d != 0.0 {
+                bad.push(format!(
+                    "seed {seed}, member {k}: {} differs from the group of one by {d:e}",
+                    g.path
+                ));
+            }
+        }
+    }
+    bad
+}
+
+/// Under NdArray's default lowering a member's convolutions depend on nothing but its own
+/// operands, so a group of 8 trained with Adam equals its members trained as groups of one, bit
+/// for bit, for every seed.
+#[test]
+fn cnn_group_member_equals_group_of_one_for_every_seed() {
+    let bad: Vec<String> = (0..30).flat_map(one_seed_group_of_one).collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

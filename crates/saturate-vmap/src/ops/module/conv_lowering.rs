@@ -3,6 +3,8 @@
 //!
 //! - [`ConvLowering::BatchedGemm`] (every backend but NdArray by default): unfold + ONE
 //!   K-batched matrix product (`ops/conv_gemm.rs`); here the glue for the transposed forms.
+//! - [`ConvLowering::HostGemm`] (NdArray's default): the same glue, then per-member kernels
+//!   on host buffers (`ops/conv_host.rs`).
 //! - [`ConvLowering::InnerConvolution`] on NdArray: one inner call per member when input and
 //!   weights are both batched, and the input gradient of a 2-d convolution as an ordinary
 //!   convolution (NdArray's `conv_transpose2d` is naive).

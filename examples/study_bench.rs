@@ -25,6 +25,10 @@
 //! study_bench --table target/bench/study.csv        # the markdown table of the CSV
 //! ```
 //!
+//! `--group-size K` sets the grouped arm's K (default 8). At K = 1 the runner trains one trial at
+//! a time on `Vmap<Inner>`: against the sequential arm it shows what saturate's kernels buy,
+//! against K = 8 what grouping buys.
+//!
 //! `--budget-seconds S` adds the fixed-time-budget arm: after its trials the grouped arm goes
 //! on with more groups of the same study until S seconds have passed since it started (groups
 //! still training at that point stop and are not counted), and records how many trials it
@@ -708,7 +712,7 @@ fn table(path: &Path) -> Result<String, Box<dyn Error>> {
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} → {} |",
             row.get("seed"),
-            row.get("arm"),
+            arm_label(row),
             row.get("commit"),
             row.get("trials"),
             f("wall_seconds", 1),
@@ -728,6 +732,15 @@ fn table(path: &Path) -> Result<String, Box<dyn Error>> {
     Ok(out)
 }
 
+/// The arm as the table names it: the grouped arm with its group size (the runner at K = 1
+/// separates what grouping buys from what saturate's kernels buy).
+fn arm_label(row: &Row) -> String {
+    match row.get("arm") {
+        "grouped" => format!("grouped K={}", row.get("group_size")),
+        arm => arm.to_owned(),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 /// The command line.
@@ -738,13 +751,15 @@ struct Options {
     short: bool,
     width: Option<usize>,
     trials: Option<usize>,
+    group_size: Option<usize>,
     csv: PathBuf,
     budget: Option<f64>,
     table: Option<PathBuf>,
 }
 
 const USAGE: &str = "study_bench --arm sequential|grouped [--seed N] [--width N] [--trials N] \
-                     [--budget-seconds S] [--csv PATH] [--short] | study_bench --table CSV";
+                     [--group-size K] [--budget-seconds S] [--csv PATH] [--short] \
+                     | study_bench --table CSV";
 
 fn options() -> Result<Options, Box<dyn Error>> {
     let mut o = Options {
@@ -753,6 +768,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
         short: std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1"),
         width: None,
         trials: None,
+        group_size: None,
         csv: PathBuf::from("target/bench/study.csv"),
         budget: None,
         table: None,
@@ -768,6 +784,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
             "--seed" => o.seed = value("--seed", &mut args)?.parse()?,
             "--width" => o.width = Some(value("--width", &mut args)?.parse()?),
             "--trials" => o.trials = Some(value("--trials", &mut args)?.parse()?),
+            "--group-size" => o.group_size = Some(value("--group-size", &mut args)?.parse()?),
             "--csv" => o.csv = value("--csv", &mut args)?.into(),
             "--budget-seconds" => o.budget = Some(value("--budget-seconds", &mut args)?.parse()?),
             "--table" => o.table = Some(value("--table", &mut args)?.into()),
@@ -801,6 +818,15 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     if let Some(trials) = o.trials {
         plan.trials = trials;
+    }
+    if let Some(k) = o.group_size {
+        if k == 0 {
+            return Err(format!("--group-size must be at least 1 ({USAGE})").into());
+        }
+        if arm != "grouped" {
+            return Err(format!("--group-size is the grouped arm's ({USAGE})").into());
+        }
+        plan.group_size = k;
     }
     Inner::seed(&Default::default(), o.seed);
     let data = Data::new(&plan, o.seed);

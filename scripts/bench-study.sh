@@ -3,11 +3,13 @@
 # protocol (Fashion-MNIST subset 8,192 / 2,048, batch 128, one epoch, the small CNN at width 8,
 # 24 trials, group 8) for each TPE seed, arms interleaved per seed so that the machine's load
 # hits all of them: sequential saturate (plain Burn, K = 1), grouped saturate (the runner,
-# K = 8, with the fixed-time-budget continuation to the sequential arm's wall time) and
+# K = 8, with the fixed-time-budget continuation to the sequential arm's wall time), the runner
+# at K = 1 (what saturate's kernels buy without grouping) and
 # sequential Optuna + PyTorch (scripts/bench-python-reference.sh, same budget).
 #
 # usage: scripts/bench-study.sh [seed...]          (default: 0 1 2)
-# env:   ARMS="sequential grouped python"  the arms, in this order per seed
+# env:   ARMS="sequential grouped grouped1 python"  the arms, in this order per seed (grouped1:
+#                                           the runner at K = 1, no budget continuation)
 #        CSV=target/bench/study.csv         rows are appended (one per arm and seed)
 #        FEATURES=cuda,nvml                 cargo features of the build (default: none, NdArray)
 #        STUDY_ARGS="--short"               extra arguments of every arm (e.g. the smoke test)
@@ -26,7 +28,7 @@ cd "$root"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 seeds=("$@")
 [ ${#seeds[@]} -eq 0 ] && seeds=(0 1 2)
-arms=(${ARMS:-sequential grouped python})
+arms=(${ARMS:-sequential grouped grouped1 python})
 csv="${CSV:-target/bench/study.csv}"
 md="${csv%.csv}.md"
 features="${FEATURES:-}"
@@ -66,11 +68,16 @@ for seed in "${seeds[@]}"; do
                 "$bin" --arm grouped --seed "$seed" --csv "$csv" \
                     ${budget:+--budget-seconds "$budget"} "${extra[@]}"
                 ;;
+            grouped1)
+                # The runner one trial at a time on Vmap<NdArray>: what saturate's kernels buy
+                # without grouping (no budget continuation; its budget columns are its own).
+                "$bin" --arm grouped --group-size 1 --seed "$seed" --csv "$csv" "${extra[@]}"
+                ;;
             python)
                 "$root/scripts/bench-python-reference.sh" --seed "$seed" --csv "$csv" \
                     ${budget:+--budget-seconds "$budget"} "${extra[@]}"
                 ;;
-            *) echo "unknown arm $arm (sequential, grouped, python)" >&2; exit 2 ;;
+            *) echo "unknown arm $arm (sequential, grouped, grouped1, python)" >&2; exit 2 ;;
         esac
         echo "== seed $seed, $arm done; after: $(uptime)" | tee -a "$md.log"
     done

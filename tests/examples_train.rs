@@ -228,9 +228,9 @@ fn study_bench_short_records_both_arms_and_tabulates_them() {
         &[],
         dir.path(),
     );
-    let rows = rows(&csv);
-    assert_eq!(rows.len(), 2);
-    for (row, (arm, k)) in rows.iter().zip([("sequential", 1.0), ("grouped", 2.0)]) {
+    let written = rows(&csv);
+    assert_eq!(written.len(), 2);
+    for (row, (arm, k)) in written.iter().zip([("sequential", 1.0), ("grouped", 2.0)]) {
         assert_eq!(row["arm"], arm);
         assert_eq!(row["seed"], "1");
         assert_eq!(
@@ -270,13 +270,37 @@ fn study_bench_short_records_both_arms_and_tabulates_them() {
             assert_eq!(num(row, "budget_best_accuracy"), best, "{arm}");
         }
     }
-    assert_eq!(rows[0]["budget_trials"], "2");
+    assert_eq!(written[0]["budget_trials"], "2");
+
+    // The runner one trial at a time (`--group-size 1`): its own row and label.
+    run_example(
+        "study_bench",
+        &[
+            "--arm",
+            "grouped",
+            "--seed",
+            "1",
+            "--group-size",
+            "1",
+            "--csv",
+            csv_arg,
+        ],
+        &[],
+        dir.path(),
+    );
+    let last = rows(&csv).pop().unwrap();
+    assert_eq!(
+        (last["arm"].as_str(), last["group_size"].as_str()),
+        ("grouped", "1")
+    );
+    assert_eq!(num(&last, "trials"), 2.0);
 
     let table = run_example("study_bench", &["--table", csv_arg], &[], dir.path());
     let table = stdout(&table);
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines.len(), 4, "{table}");
+    assert_eq!(lines.len(), 5, "{table}");
     assert!(lines[2].starts_with("| 1 | sequential |"), "{table}");
     assert!(lines[2].contains("| 1.00x |"), "{table}");
-    assert!(lines[3].starts_with("| 1 | grouped |"), "{table}");
+    assert!(lines[3].starts_with("| 1 | grouped K=2 |"), "{table}");
+    assert!(lines[4].starts_with("| 1 | grouped K=1 |"), "{table}");
 }

@@ -167,7 +167,13 @@ fn axes(head: &[usize], start: usize, count: usize) -> Vec<usize> {
 }
 
 /// The output length of a convolution along one axis.
-fn out_len(len: usize, kernel: usize, stride: usize, padding: usize, dilation: usize) -> usize {
+pub(crate) fn out_len(
+    len: usize,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+) -> usize {
     (len + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1
 }
 

@@ -29,7 +29,7 @@ use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 
-use super::conv_gemm::Geometry;
+use super::conv_gemm::{out_len, Geometry};
 
 type Fp<B> = FloatTensor<B>;
 
@@ -67,6 +67,15 @@ impl Geo2 {
             dilation: two(&geo.dilation, 1),
             groups: geo.groups,
         }
+    }
+}
+
+/// One or two spatial sizes as `[H, W]`, with `H = 1` for 1-d.
+fn pair(sizes: &[usize]) -> [usize; 2] {
+    match *sizes {
+        [w] => [1, w],
+        [h, w] => [h, w],
+        _ => unreachable!("the host convolution takes 1 or 2 spatial axes (`applies`)"),
     }
 }
 
@@ -157,11 +166,6 @@ fn pick(count: usize, k: usize) -> usize {
     }
 }
 
-/// The output length of a convolution along one axis.
-fn out_len(len: usize, kernel: usize, stride: usize, padding: usize, dilation: usize) -> usize {
-    (len + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1
-}
-
 /// The output positions `o < out` whose input index `o * s + offset` lies in `[0, len)`.
 fn valid_range(out: usize, s: usize, offset: isize, len: usize) -> (usize, usize) {
     // o * s + offset >= 0  <=>  o >= ceil(-offset / s)
@@ -194,6 +198,27 @@ struct Plan {
 }
 
 impl Plan {
+    /// One image of `cg` channels per group and spatial size `[h, w]`, kernel `[kh, kw]`,
+    /// output `[oh, ow]`.
+    fn new(
+        cg: usize,
+        [h, w]: [usize; 2],
+        [kh, kw]: [usize; 2],
+        [oh, ow]: [usize; 2],
+        geo: Geo2,
+    ) -> Self {
+        Self {
+            cg,
+            h,
+            w,
+            kh,
+            kw,
+            oh,
+            ow,
+            geo,
+        }
+    }
+
     fn taps(&self) -> usize {
         self.kh * self.kw
     }
@@ -326,16 +351,11 @@ pub(crate) fn conv<B: Backend>(
     let [kx, n, c, h, w] = as_2d(&xs);
     let [kwt, o, cg, kh, kw] = as_2d(&ws);
     let geo2 = Geo2::from(geo);
-    let plan = Plan {
-        cg,
-        h,
-        w,
-        kh,
-        kw,
-        oh: out_len(h, kh, geo2.stride[0], geo2.padding[0], geo2.dilation[0]),
-        ow: out_len(w, kw, geo2.stride[1], geo2.padding[1], geo2.dilation[1]),
-        geo: geo2,
-    };
+    let out = [
+        out_len(h, kh, geo2.stride[0], geo2.padding[0], geo2.dilation[0]),
+        out_len(w, kw, geo2.stride[1], geo2.padding[1], geo2.dilation[1]),
+    ];
+    let plan = Plan::new(cg, [h, w], [kh, kw], out, geo2);
     let g = geo2.groups;
     let og = o / g;
     let kb = bias.as_ref().map_or(1, |b| b.1[0]);
@@ -386,28 +406,14 @@ pub(crate) fn conv_x_grad<B: Backend>(
     input: &[usize],
 ) -> Fp<B> {
     let device = B::float_device(&dy);
-    let spatial = input.len();
     let (dh, ds) = read::<B>(dy);
     let (wh, ws) = read::<B>(weight);
     let (dv, wv) = (dh.values(), wh.values());
     let [kd, n, o, oh, ow] = as_2d(&ds);
     let [kwt, _, cg, kh, kw] = as_2d(&ws);
-    let (h, w) = if spatial == 2 {
-        (input[0], input[1])
-    } else {
-        (1, input[0])
-    };
+    let [h, w] = pair(input);
     let geo2 = Geo2::from(geo);
-    let plan = Plan {
-        cg,
-        h,
-        w,
-        kh,
-        kw,
-        oh,
-        ow,
-        geo: geo2,
-    };
+    let plan = Plan::new(cg, [h, w], [kh, kw], [oh, ow], geo2);
     let g = geo2.groups;
     let (og, c) = (o / g, cg * g);
     let k = kd.max(kwt);
@@ -448,24 +454,11 @@ pub(crate) fn conv_weight_grad<B: Backend>(
     let (xv, dv) = (xh.values(), dh.values());
     let [kx, n, c, h, w] = as_2d(&xs);
     let [kd, _, o, oh, ow] = as_2d(&ds);
-    let (kh, kw) = if kernel.len() == 2 {
-        (kernel[0], kernel[1])
-    } else {
-        (1, kernel[0])
-    };
+    let [kh, kw] = pair(kernel);
     let geo2 = Geo2::from(geo);
     let g = geo2.groups;
     let (cg, og) = (c / g, o / g);
-    let plan = Plan {
-        cg,
-        h,
-        w,
-        kh,
-        kw,
-        oh,
-        ow,
-        geo: geo2,
-    };
+    let plan = Plan::new(cg, [h, w], [kh, kw], [oh, ow], geo2);
     let k = kx.max(kd);
     let (rows, p) = (plan.rows(), plan.positions());
     let member_out = o * rows;

@@ -19,11 +19,11 @@
 //! The default run: widths 8, 12 or 16; 3 epochs of 48 steps of 64 images per member (about
 //! one pass over the shipped subset), each followed by validation on the 2,048 test images.
 //!
-//! Time on the 2-core development machine (NdArray, whose convolutions are direct loops):
-//! short mode 22 s (`cargo test`'s build: optimised code, debug assertions on). The default
-//! run, in that build, took 35 minutes (2,122 s in the runner) while a CI run was building on
-//! the same two cores for most of it: 24 trials, 12 complete, 12 pruned, 16 members refilled,
-//! slots 94% busy, best validation accuracy 0.812. Unloaded and in release it is faster.
+//! Time on the 2-core development machine (AMD EPYC, AVX2; NdArray with saturate's host
+//! convolutions): the default run took 63 s in release on the idle machine (2026-12-01:
+//! 24 trials, 14 complete, 10 pruned, 16 members refilled, slots 88% busy, best validation
+//! accuracy 0.806); short mode about 20 s in `cargo test`'s build (optimised dependencies,
+//! debug assertions on).
 
 mod common;
 mod models;

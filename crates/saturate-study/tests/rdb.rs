@@ -81,36 +81,49 @@ fn python_url(url: &str) -> String {
     url.replacen("postgresql://", "postgresql+psycopg2://", 1)
 }
 
+/// The public suite on SQLite, one property per test, is in `storage.rs`; here each property
+/// is read back through a second connection.
 #[test]
-fn sqlite_storage_conforms() {
+fn sqlite_storage_reads_back_every_property() {
     let dir = tempdir();
-    let url = sqlite_url(&dir.path().join("conformance.db"));
-    // Optuna's SQLite tables have no AUTOINCREMENT: the newest study's id comes back.
-    crate::storage::conformance_with(&RdbStorage::open(&url).unwrap(), true);
-    // A second connection reads the same state.
-    let again = RdbStorage::open(&url).unwrap();
-    assert_eq!(again.get_all_trials(0, None).unwrap().len(), 7);
+    crate::storage::each_property_reads_back(
+        |i| sqlite_url(&dir.path().join(format!("study-{i}.db"))),
+        |url| Box::new(RdbStorage::open(url).unwrap()),
+    );
 }
 
-/// The public suite (`saturate_study::testing`), each property on a fresh database
-/// (SQLite runs it in `storage.rs`, one test per property).
 #[test]
-fn postgres_storage_passes_the_public_suite() {
+fn sqlite_reuses_the_newest_deleted_study_id_like_optuna() {
+    let dir = tempdir();
+    let storage = RdbStorage::open(&sqlite_url(&dir.path().join("ids.db"))).unwrap();
+    // Optuna's SQLite tables have no AUTOINCREMENT: the newest study's id comes back.
+    assert_eq!(
+        crate::storage::study_id_after_deleting_the_newest(&storage),
+        (1, 1)
+    );
+}
+
+/// The public suite on PostgreSQL, each property on a fresh database, read back through a
+/// second connection.
+#[test]
+fn postgres_storage_reads_back_every_property() {
     if postgres_url().is_none() {
         return;
     }
-    let made = AtomicUsize::new(0);
-    saturate_study::testing::run_storage_suite(|| {
-        made.fetch_add(1, Ordering::SeqCst);
-        Box::new(RdbStorage::open(&fresh_postgres().unwrap()).unwrap())
-    });
-    assert_eq!(made.into_inner(), 10);
+    crate::storage::each_property_reads_back(
+        |_| fresh_postgres().unwrap(),
+        |url| Box::new(RdbStorage::open(url).unwrap()),
+    );
 }
 
 #[test]
-fn postgres_storage_conforms() {
+fn postgres_study_ids_are_not_reused() {
     let Some(url) = fresh_postgres() else { return };
-    crate::storage::conformance_with(&RdbStorage::open(&url).unwrap(), false);
+    let storage = RdbStorage::open(&url).unwrap();
+    assert_eq!(
+        crate::storage::study_id_after_deleting_the_newest(&storage),
+        (1, 2)
+    );
 }
 
 #[test]

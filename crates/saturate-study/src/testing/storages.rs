@@ -12,21 +12,49 @@ use crate::error::StudyError;
 use crate::storage::Storage;
 use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 
+/// A property of the suite: its name (the function's) and the function.
+pub type StorageProperty = (&'static str, fn(&dyn Storage));
+
+/// Every property of the suite, by name, in the order [`run_storage_suite`] runs them: for
+/// suites that do more per property (reopen the storage and compare what a second
+/// connection reads, time each property, report which one failed).
+pub const STORAGE_PROPERTIES: [StorageProperty; 10] = [
+    (
+        "studies_have_ids_names_and_directions",
+        studies_have_ids_names_and_directions,
+    ),
+    ("study_attributes_round_trip", study_attributes_round_trip),
+    (
+        "trial_ids_are_global_and_numbers_per_study",
+        trial_ids_are_global_and_numbers_per_study,
+    ),
+    ("trial_fields_round_trip", trial_fields_round_trip),
+    (
+        "finished_trials_are_immutable",
+        finished_trials_are_immutable,
+    ),
+    (
+        "waiting_trials_are_claimed_once",
+        waiting_trials_are_claimed_once,
+    ),
+    (
+        "trials_are_listed_in_number_order_and_filtered",
+        trials_are_listed_in_number_order_and_filtered,
+    ),
+    ("unknown_ids_are_typed_errors", unknown_ids_are_typed_errors),
+    (
+        "deleted_studies_are_gone_with_their_trials",
+        deleted_studies_are_gone_with_their_trials,
+    ),
+    (
+        "trial_ids_keep_counting_across_studies",
+        trial_ids_keep_counting_across_studies,
+    ),
+];
+
 /// Runs every property of the suite, each on a fresh storage from `make`.
 pub fn run_storage_suite(make: impl Fn() -> Box<dyn Storage>) {
-    let properties: [fn(&dyn Storage); 10] = [
-        studies_have_ids_names_and_directions,
-        study_attributes_round_trip,
-        trial_ids_are_global_and_numbers_per_study,
-        trial_fields_round_trip,
-        finished_trials_are_immutable,
-        waiting_trials_are_claimed_once,
-        trials_are_listed_in_number_order_and_filtered,
-        unknown_ids_are_typed_errors,
-        deleted_studies_are_gone_with_their_trials,
-        trial_ids_keep_counting_across_studies,
-    ];
-    for property in properties {
+    for (_, property) in STORAGE_PROPERTIES {
         property(make().as_ref());
     }
 }

@@ -398,7 +398,7 @@ fn x_backward_opts<const N: usize>(
 }
 
 /// The input gradient of a transposed convolution: a convolution, sliced to the input size.
-fn conv_transpose_x_backward<B: Backend, const N: usize>(
+fn transpose_x_backward<B: Backend, const N: usize>(
     op: &str,
     weight: VmapTensor<FloatPrim<B>>,
     grad: VmapTensor<FloatPrim<B>>,
@@ -464,118 +464,140 @@ fn deform_options_for_members(o: &DeformConvOptions<2>, k: usize) -> DeformConvO
     }
 }
 
-pub(super) fn conv1d<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    bias: Option<FloatTensor<Vmap<B>>>,
-    options: ConvOptions<1>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv::<B>("conv1d", x, weight, bias, &geometry(&options));
-    }
-    let f = |x, w, b, g| B::conv1d(x, w, b, conv_options_with_groups(&options, g));
-    conv_forward::<B>("conv1d", x, weight, bias, options.groups, false, &f)
+/// The op names of one dimension count, for panic messages: `conv{N}d`, its three gradients,
+/// `conv_transpose{N}d` and its three.
+pub(super) struct ConvNames {
+    conv: &'static str,
+    x_backward: &'static str,
+    weight_backward: &'static str,
+    bias_backward: &'static str,
+    transpose: &'static str,
+    transpose_x_backward: &'static str,
+    transpose_weight_backward: &'static str,
+    transpose_bias_backward: &'static str,
 }
 
-pub(super) fn conv1d_x_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvOptions<1>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        check_members("conv1d_x_backward", x.members, weight.members);
-        let input = x.shape().to_vec()[2..].to_vec();
-        return conv_gemm::vmap_conv_x_grad::<B>(
-            "conv1d_x_backward",
-            output_grad,
-            weight,
-            None,
-            &geometry(&options),
-            &input,
-        );
+/// What differs between the 1-, 2- and 3-d convolutions: the inner backend's ops and the op
+/// names. The batching rules below are written once, for every `Dims<N>` that implements it.
+pub(super) trait ConvDims<const N: usize> {
+    /// The op names.
+    const NAMES: ConvNames;
+
+    /// The inner backend's N-d convolution.
+    fn conv<B: Backend>(
+        x: FloatPrim<B>,
+        weight: FloatPrim<B>,
+        bias: Option<FloatPrim<B>>,
+        options: ConvOptions<N>,
+    ) -> FloatPrim<B>;
+
+    /// The inner backend's N-d transposed convolution.
+    fn conv_transpose<B: Backend>(
+        x: FloatPrim<B>,
+        weight: FloatPrim<B>,
+        bias: Option<FloatPrim<B>>,
+        options: ConvTransposeOptions<N>,
+    ) -> FloatPrim<B>;
+
+    /// The transposed convolution the input gradient of [`ConvDims::conv`] uses on the
+    /// per-member path: the inner backend's own, except in 2-d (see
+    /// `conv_transpose2d_by_conv2d`).
+    fn conv_transpose_for_x_grad<B: Backend>(
+        x: FloatPrim<B>,
+        weight: FloatPrim<B>,
+        bias: Option<FloatPrim<B>>,
+        options: ConvTransposeOptions<N>,
+    ) -> FloatPrim<B> {
+        Self::conv_transpose::<B>(x, weight, bias, options)
     }
-    let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
-    let f = |x, w, b, g| B::conv_transpose1d(x, w, b, conv_transpose_options_with_groups(&o, g));
-    check_members("conv1d_x_backward", x.members, weight.members);
-    conv_forward::<B>(
-        "conv1d_x_backward",
-        output_grad,
-        weight,
-        None,
-        o.groups,
-        true,
-        &f,
-    )
 }
 
-pub(super) fn conv1d_weight_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvOptions<1>,
-) -> FloatTensor<Vmap<B>> {
-    check_members("conv1d_weight_backward", x.members, weight.members);
-    let ks = weight.shape().to_vec()[2..].to_vec();
-    if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv_weight_grad::<B>(
-            "conv1d_weight_backward",
-            x,
-            output_grad,
-            &geometry(&options),
-            &ks,
-        );
-    }
-    let f = |a, b, g| {
-        B::conv1d(
-            a,
-            b,
-            None,
-            swapped_opts(options.stride, options.padding, options.dilation, g),
-        )
+/// The dimension count of a convolution, as a type ([`ConvDims`] for N = 1, 2, 3).
+pub(super) struct Dims<const N: usize>;
+
+/// One [`ConvDims`] impl: the dimension count, the op name's digit, and the inner ops.
+macro_rules! conv_dims {
+    ($n:literal, $d:literal, $conv:ident, $transpose:ident $(, x_grad: $x_grad:ident)?) => {
+        impl ConvDims<$n> for Dims<$n> {
+            const NAMES: ConvNames = ConvNames {
+                conv: concat!("conv", $d, "d"),
+                x_backward: concat!("conv", $d, "d_x_backward"),
+                weight_backward: concat!("conv", $d, "d_weight_backward"),
+                bias_backward: concat!("conv", $d, "d_bias_backward"),
+                transpose: concat!("conv_transpose", $d, "d"),
+                transpose_x_backward: concat!("conv_transpose", $d, "d_x_backward"),
+                transpose_weight_backward: concat!("conv_transpose", $d, "d_weight_backward"),
+                transpose_bias_backward: concat!("conv_transpose", $d, "d_bias_backward"),
+            };
+
+            fn conv<B: Backend>(
+                x: FloatPrim<B>,
+                weight: FloatPrim<B>,
+                bias: Option<FloatPrim<B>>,
+                options: ConvOptions<$n>,
+            ) -> FloatPrim<B> {
+                B::$conv(x, weight, bias, options)
+            }
+
+            fn conv_transpose<B: Backend>(
+                x: FloatPrim<B>,
+                weight: FloatPrim<B>,
+                bias: Option<FloatPrim<B>>,
+                options: ConvTransposeOptions<$n>,
+            ) -> FloatPrim<B> {
+                B::$transpose(x, weight, bias, options)
+            }
+
+            $(
+                fn conv_transpose_for_x_grad<B: Backend>(
+                    x: FloatPrim<B>,
+                    weight: FloatPrim<B>,
+                    bias: Option<FloatPrim<B>>,
+                    options: ConvTransposeOptions<$n>,
+                ) -> FloatPrim<B> {
+                    $x_grad::<B>(x, weight, bias, options)
+                }
+            )?
+        }
     };
-    conv_weight_grad::<B>(
-        "conv1d_weight_backward",
-        x,
-        output_grad,
-        options.groups,
-        &ks,
-        &f,
-    )
 }
 
-pub(super) fn conv1d_bias_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    bias: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-) -> FloatTensor<Vmap<B>> {
-    conv_bias_grad::<B>("conv1d_bias_backward", &x, &bias, output_grad)
-}
+conv_dims!(1, "1", conv1d, conv_transpose1d);
+conv_dims!(2, "2", conv2d, conv_transpose2d, x_grad: conv_transpose2d_by_conv2d);
+conv_dims!(3, "3", conv3d, conv_transpose3d);
 
-pub(super) fn conv2d<B: Backend>(
+pub(super) fn conv<B: Backend, const N: usize>(
     x: FloatTensor<Vmap<B>>,
     weight: FloatTensor<Vmap<B>>,
     bias: Option<FloatTensor<Vmap<B>>>,
-    options: ConvOptions<2>,
-) -> FloatTensor<Vmap<B>> {
+    options: ConvOptions<N>,
+) -> FloatTensor<Vmap<B>>
+where
+    Dims<N>: ConvDims<N>,
+{
+    let op = Dims::<N>::NAMES.conv;
     if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv::<B>("conv2d", x, weight, bias, &geometry(&options));
+        return conv_gemm::vmap_conv::<B>(op, x, weight, bias, &geometry(&options));
     }
-    let f = |x, w, b, g| B::conv2d(x, w, b, conv_options_with_groups(&options, g));
-    conv_forward::<B>("conv2d", x, weight, bias, options.groups, false, &f)
+    let f = |x, w, b, g| Dims::<N>::conv::<B>(x, w, b, conv_options_with_groups(&options, g));
+    conv_forward::<B>(op, x, weight, bias, options.groups, false, &f)
 }
 
-pub(super) fn conv2d_x_backward<B: Backend>(
+pub(super) fn conv_x_backward<B: Backend, const N: usize>(
     x: FloatTensor<Vmap<B>>,
     weight: FloatTensor<Vmap<B>>,
     output_grad: FloatTensor<Vmap<B>>,
-    options: ConvOptions<2>,
-) -> FloatTensor<Vmap<B>> {
+    options: ConvOptions<N>,
+) -> FloatTensor<Vmap<B>>
+where
+    Dims<N>: ConvDims<N>,
+{
+    let op = Dims::<N>::NAMES.x_backward;
+    check_members(op, x.members, weight.members);
     if lowers_to_gemm::<B>() {
-        check_members("conv2d_x_backward", x.members, weight.members);
         let input = x.shape().to_vec()[2..].to_vec();
         return conv_gemm::vmap_conv_x_grad::<B>(
-            "conv2d_x_backward",
+            op,
             output_grad,
             weight,
             None,
@@ -585,61 +607,129 @@ pub(super) fn conv2d_x_backward<B: Backend>(
     }
     let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
     let f = |x, w, b, g| {
-        conv_transpose2d_by_conv2d::<B>(x, w, b, conv_transpose_options_with_groups(&o, g))
+        Dims::<N>::conv_transpose_for_x_grad::<B>(
+            x,
+            w,
+            b,
+            conv_transpose_options_with_groups(&o, g),
+        )
     };
-    check_members("conv2d_x_backward", x.members, weight.members);
-    conv_forward::<B>(
-        "conv2d_x_backward",
-        output_grad,
-        weight,
-        None,
-        o.groups,
-        true,
-        &f,
-    )
+    conv_forward::<B>(op, output_grad, weight, None, o.groups, true, &f)
 }
 
-pub(super) fn conv2d_weight_backward<B: Backend>(
+pub(super) fn conv_weight_backward<B: Backend, const N: usize>(
     x: FloatTensor<Vmap<B>>,
     weight: FloatTensor<Vmap<B>>,
     output_grad: FloatTensor<Vmap<B>>,
-    options: ConvOptions<2>,
-) -> FloatTensor<Vmap<B>> {
-    check_members("conv2d_weight_backward", x.members, weight.members);
+    options: ConvOptions<N>,
+) -> FloatTensor<Vmap<B>>
+where
+    Dims<N>: ConvDims<N>,
+{
+    let op = Dims::<N>::NAMES.weight_backward;
+    check_members(op, x.members, weight.members);
+    let ks = weight.shape().to_vec()[2..].to_vec();
+    if lowers_to_gemm::<B>() {
+        return conv_gemm::vmap_conv_weight_grad::<B>(op, x, output_grad, &geometry(&options), &ks);
+    }
+    let f = |a, b, g| {
+        let o = swapped_opts(options.stride, options.padding, options.dilation, g);
+        Dims::<N>::conv::<B>(a, b, None, o)
+    };
+    conv_weight_grad::<B>(op, x, output_grad, options.groups, &ks, &f)
+}
+
+pub(super) fn conv_bias_backward<B: Backend, const N: usize>(
+    x: FloatTensor<Vmap<B>>,
+    bias: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+) -> FloatTensor<Vmap<B>>
+where
+    Dims<N>: ConvDims<N>,
+{
+    conv_bias_grad::<B>(Dims::<N>::NAMES.bias_backward, &x, &bias, output_grad)
+}
+
+pub(super) fn conv_transpose<B: Backend, const N: usize>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    bias: Option<FloatTensor<Vmap<B>>>,
+    options: ConvTransposeOptions<N>,
+) -> FloatTensor<Vmap<B>>
+where
+    Dims<N>: ConvDims<N>,
+{
+    let op = Dims::<N>::NAMES.transpose;
+    if lowers_to_gemm::<B>() {
+        return gemm_conv_transpose::<B, N>(op, x, weight, bias, &options);
+    }
+    let f = |x, w, b, g| {
+        Dims::<N>::conv_transpose::<B>(x, w, b, conv_transpose_options_with_groups(&options, g))
+    };
+    conv_forward::<B>(op, x, weight, bias, options.groups, true, &f)
+}
+
+pub(super) fn conv_transpose_x_backward<B: Backend, const N: usize>(
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvTransposeOptions<N>,
+) -> FloatTensor<Vmap<B>>
+where
+    Dims<N>: ConvDims<N>,
+{
+    let op = Dims::<N>::NAMES.transpose_x_backward;
+    if lowers_to_gemm::<B>() {
+        return gemm_conv_transpose_x_backward::<B, N>(op, weight, output_grad, &options);
+    }
+    let f = |x, w, b, g| {
+        let o = ConvOptions::new(options.stride, options.padding, options.dilation, g);
+        Dims::<N>::conv::<B>(x, w, b, o)
+    };
+    transpose_x_backward::<B, N>(op, weight, output_grad, &options, &f)
+}
+
+pub(super) fn conv_transpose_weight_backward<B: Backend, const N: usize>(
+    x: FloatTensor<Vmap<B>>,
+    weight: FloatTensor<Vmap<B>>,
+    output_grad: FloatTensor<Vmap<B>>,
+    options: ConvTransposeOptions<N>,
+) -> FloatTensor<Vmap<B>>
+where
+    Dims<N>: ConvDims<N>,
+{
+    let op = Dims::<N>::NAMES.transpose_weight_backward;
+    check_members(op, x.members, weight.members);
     let ks = weight.shape().to_vec()[2..].to_vec();
     if lowers_to_gemm::<B>() {
         return conv_gemm::vmap_conv_weight_grad::<B>(
-            "conv2d_weight_backward",
-            x,
+            op,
             output_grad,
-            &geometry(&options),
+            x,
+            &geometry_transposed(&options),
             &ks,
         );
     }
     let f = |a, b, g| {
-        B::conv2d(
-            a,
-            b,
-            None,
-            swapped_opts(options.stride, options.padding, options.dilation, g),
-        )
+        let o = swapped_opts(options.stride, options.padding, options.dilation, g);
+        Dims::<N>::conv::<B>(a, b, None, o)
     };
-    conv_weight_grad::<B>(
-        "conv2d_weight_backward",
-        x,
-        output_grad,
-        options.groups,
-        &ks,
-        &f,
-    )
+    conv_weight_grad::<B>(op, output_grad, x, options.groups, &ks, &f)
 }
 
-pub(super) fn conv2d_bias_backward<B: Backend>(
+pub(super) fn conv_transpose_bias_backward<B: Backend, const N: usize>(
     x: FloatTensor<Vmap<B>>,
     bias: FloatTensor<Vmap<B>>,
     output_grad: FloatTensor<Vmap<B>>,
-) -> FloatTensor<Vmap<B>> {
-    conv_bias_grad::<B>("conv2d_bias_backward", &x, &bias, output_grad)
+) -> FloatTensor<Vmap<B>>
+where
+    Dims<N>: ConvDims<N>,
+{
+    conv_bias_grad::<B>(
+        Dims::<N>::NAMES.transpose_bias_backward,
+        &x,
+        &bias,
+        output_grad,
+    )
 }
 
 pub(super) fn deform_conv2d<B: Backend>(
@@ -763,394 +853,6 @@ pub(super) fn deform_conv2d_backward<B: Backend>(
         (!masks.is_empty()).then(|| st(masks)),
         (!biases.is_empty()).then(|| st(biases)),
     )
-}
-
-pub(super) fn conv3d<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    bias: Option<FloatTensor<Vmap<B>>>,
-    options: ConvOptions<3>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv::<B>("conv3d", x, weight, bias, &geometry(&options));
-    }
-    let f = |x, w, b, g| B::conv3d(x, w, b, conv_options_with_groups(&options, g));
-    conv_forward::<B>("conv3d", x, weight, bias, options.groups, false, &f)
-}
-
-pub(super) fn conv3d_x_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvOptions<3>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        check_members("conv3d_x_backward", x.members, weight.members);
-        let input = x.shape().to_vec()[2..].to_vec();
-        return conv_gemm::vmap_conv_x_grad::<B>(
-            "conv3d_x_backward",
-            output_grad,
-            weight,
-            None,
-            &geometry(&options),
-            &input,
-        );
-    }
-    let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
-    let f = |x, w, b, g| B::conv_transpose3d(x, w, b, conv_transpose_options_with_groups(&o, g));
-    check_members("conv3d_x_backward", x.members, weight.members);
-    conv_forward::<B>(
-        "conv3d_x_backward",
-        output_grad,
-        weight,
-        None,
-        o.groups,
-        true,
-        &f,
-    )
-}
-
-pub(super) fn conv3d_weight_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvOptions<3>,
-) -> FloatTensor<Vmap<B>> {
-    check_members("conv3d_weight_backward", x.members, weight.members);
-    let ks = weight.shape().to_vec()[2..].to_vec();
-    if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv_weight_grad::<B>(
-            "conv3d_weight_backward",
-            x,
-            output_grad,
-            &geometry(&options),
-            &ks,
-        );
-    }
-    let f = |a, b, g| {
-        B::conv3d(
-            a,
-            b,
-            None,
-            swapped_opts(options.stride, options.padding, options.dilation, g),
-        )
-    };
-    conv_weight_grad::<B>(
-        "conv3d_weight_backward",
-        x,
-        output_grad,
-        options.groups,
-        &ks,
-        &f,
-    )
-}
-
-pub(super) fn conv3d_bias_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    bias: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-) -> FloatTensor<Vmap<B>> {
-    conv_bias_grad::<B>("conv3d_bias_backward", &x, &bias, output_grad)
-}
-
-pub(super) fn conv_transpose1d<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    bias: Option<FloatTensor<Vmap<B>>>,
-    options: ConvTransposeOptions<1>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        return gemm_conv_transpose::<B, 1>("conv_transpose1d", x, weight, bias, &options);
-    }
-    let f =
-        |x, w, b, g| B::conv_transpose1d(x, w, b, conv_transpose_options_with_groups(&options, g));
-    conv_forward::<B>(
-        "conv_transpose1d",
-        x,
-        weight,
-        bias,
-        options.groups,
-        true,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose1d_x_backward<B: Backend>(
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvTransposeOptions<1>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        return gemm_conv_transpose_x_backward::<B, 1>(
-            "conv_transpose1d_x_backward",
-            weight,
-            output_grad,
-            &options,
-        );
-    }
-    let o = options.clone();
-    let f = |x, w, b, g| {
-        B::conv1d(
-            x,
-            w,
-            b,
-            ConvOptions::new(o.stride, o.padding, o.dilation, g),
-        )
-    };
-    conv_transpose_x_backward::<B, 1>(
-        "conv_transpose1d_x_backward",
-        weight,
-        output_grad,
-        &options,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose1d_weight_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvTransposeOptions<1>,
-) -> FloatTensor<Vmap<B>> {
-    check_members(
-        "conv_transpose1d_weight_backward",
-        x.members,
-        weight.members,
-    );
-    let ks = weight.shape().to_vec()[2..].to_vec();
-    if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv_weight_grad::<B>(
-            "conv_transpose1d_weight_backward",
-            output_grad,
-            x,
-            &geometry_transposed(&options),
-            &ks,
-        );
-    }
-    let f = |a, b, g| {
-        B::conv1d(
-            a,
-            b,
-            None,
-            swapped_opts(options.stride, options.padding, options.dilation, g),
-        )
-    };
-    conv_weight_grad::<B>(
-        "conv_transpose1d_weight_backward",
-        output_grad,
-        x,
-        options.groups,
-        &ks,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose1d_bias_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    bias: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-) -> FloatTensor<Vmap<B>> {
-    conv_bias_grad::<B>("conv_transpose1d_bias_backward", &x, &bias, output_grad)
-}
-
-pub(super) fn conv_transpose2d<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    bias: Option<FloatTensor<Vmap<B>>>,
-    options: ConvTransposeOptions<2>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        return gemm_conv_transpose::<B, 2>("conv_transpose2d", x, weight, bias, &options);
-    }
-    let f =
-        |x, w, b, g| B::conv_transpose2d(x, w, b, conv_transpose_options_with_groups(&options, g));
-    conv_forward::<B>(
-        "conv_transpose2d",
-        x,
-        weight,
-        bias,
-        options.groups,
-        true,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose2d_x_backward<B: Backend>(
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvTransposeOptions<2>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        return gemm_conv_transpose_x_backward::<B, 2>(
-            "conv_transpose2d_x_backward",
-            weight,
-            output_grad,
-            &options,
-        );
-    }
-    let o = options.clone();
-    let f = |x, w, b, g| {
-        B::conv2d(
-            x,
-            w,
-            b,
-            ConvOptions::new(o.stride, o.padding, o.dilation, g),
-        )
-    };
-    conv_transpose_x_backward::<B, 2>(
-        "conv_transpose2d_x_backward",
-        weight,
-        output_grad,
-        &options,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose2d_weight_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvTransposeOptions<2>,
-) -> FloatTensor<Vmap<B>> {
-    check_members(
-        "conv_transpose2d_weight_backward",
-        x.members,
-        weight.members,
-    );
-    let ks = weight.shape().to_vec()[2..].to_vec();
-    if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv_weight_grad::<B>(
-            "conv_transpose2d_weight_backward",
-            output_grad,
-            x,
-            &geometry_transposed(&options),
-            &ks,
-        );
-    }
-    let f = |a, b, g| {
-        B::conv2d(
-            a,
-            b,
-            None,
-            swapped_opts(options.stride, options.padding, options.dilation, g),
-        )
-    };
-    conv_weight_grad::<B>(
-        "conv_transpose2d_weight_backward",
-        output_grad,
-        x,
-        options.groups,
-        &ks,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose2d_bias_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    bias: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-) -> FloatTensor<Vmap<B>> {
-    conv_bias_grad::<B>("conv_transpose2d_bias_backward", &x, &bias, output_grad)
-}
-
-pub(super) fn conv_transpose3d<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    bias: Option<FloatTensor<Vmap<B>>>,
-    options: ConvTransposeOptions<3>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        return gemm_conv_transpose::<B, 3>("conv_transpose3d", x, weight, bias, &options);
-    }
-    let f =
-        |x, w, b, g| B::conv_transpose3d(x, w, b, conv_transpose_options_with_groups(&options, g));
-    conv_forward::<B>(
-        "conv_transpose3d",
-        x,
-        weight,
-        bias,
-        options.groups,
-        true,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose3d_x_backward<B: Backend>(
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvTransposeOptions<3>,
-) -> FloatTensor<Vmap<B>> {
-    if lowers_to_gemm::<B>() {
-        return gemm_conv_transpose_x_backward::<B, 3>(
-            "conv_transpose3d_x_backward",
-            weight,
-            output_grad,
-            &options,
-        );
-    }
-    let o = options.clone();
-    let f = |x, w, b, g| {
-        B::conv3d(
-            x,
-            w,
-            b,
-            ConvOptions::new(o.stride, o.padding, o.dilation, g),
-        )
-    };
-    conv_transpose_x_backward::<B, 3>(
-        "conv_transpose3d_x_backward",
-        weight,
-        output_grad,
-        &options,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose3d_weight_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    weight: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-    options: ConvTransposeOptions<3>,
-) -> FloatTensor<Vmap<B>> {
-    check_members(
-        "conv_transpose3d_weight_backward",
-        x.members,
-        weight.members,
-    );
-    let ks = weight.shape().to_vec()[2..].to_vec();
-    if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv_weight_grad::<B>(
-            "conv_transpose3d_weight_backward",
-            output_grad,
-            x,
-            &geometry_transposed(&options),
-            &ks,
-        );
-    }
-    let f = |a, b, g| {
-        B::conv3d(
-            a,
-            b,
-            None,
-            swapped_opts(options.stride, options.padding, options.dilation, g),
-        )
-    };
-    conv_weight_grad::<B>(
-        "conv_transpose3d_weight_backward",
-        output_grad,
-        x,
-        options.groups,
-        &ks,
-        &f,
-    )
-}
-
-pub(super) fn conv_transpose3d_bias_backward<B: Backend>(
-    x: FloatTensor<Vmap<B>>,
-    bias: FloatTensor<Vmap<B>>,
-    output_grad: FloatTensor<Vmap<B>>,
-) -> FloatTensor<Vmap<B>> {
-    conv_bias_grad::<B>("conv_transpose3d_bias_backward", &x, &bias, output_grad)
 }
 
 pub(super) fn unfold4d<B: Backend>(

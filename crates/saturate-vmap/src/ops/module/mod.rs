@@ -91,7 +91,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvOptions<1>,
     ) -> FloatTensor<Self> {
-        conv::conv1d::<B>(x, weight, bias, options)
+        conv::conv::<B, 1>(x, weight, bias, options)
     }
 
     fn conv1d_x_backward(
@@ -100,7 +100,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<1>,
     ) -> FloatTensor<Self> {
-        conv::conv1d_x_backward::<B>(x, weight, output_grad, options)
+        conv::conv_x_backward::<B, 1>(x, weight, output_grad, options)
     }
 
     fn conv1d_weight_backward(
@@ -109,7 +109,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<1>,
     ) -> FloatTensor<Self> {
-        conv::conv1d_weight_backward::<B>(x, weight, output_grad, options)
+        conv::conv_weight_backward::<B, 1>(x, weight, output_grad, options)
     }
 
     fn conv1d_bias_backward(
@@ -117,7 +117,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: FloatTensor<Self>,
         output_grad: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        conv::conv1d_bias_backward::<B>(x, bias, output_grad)
+        conv::conv_bias_backward::<B, 1>(x, bias, output_grad)
     }
 
     fn conv2d(
@@ -126,7 +126,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvOptions<2>,
     ) -> FloatTensor<Self> {
-        conv::conv2d::<B>(x, weight, bias, options)
+        conv::conv::<B, 2>(x, weight, bias, options)
     }
 
     fn conv2d_x_backward(
@@ -135,7 +135,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<2>,
     ) -> FloatTensor<Self> {
-        conv::conv2d_x_backward::<B>(x, weight, output_grad, options)
+        conv::conv_x_backward::<B, 2>(x, weight, output_grad, options)
     }
 
     fn conv2d_weight_backward(
@@ -144,7 +144,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<2>,
     ) -> FloatTensor<Self> {
-        conv::conv2d_weight_backward::<B>(x, weight, output_grad, options)
+        conv::conv_weight_backward::<B, 2>(x, weight, output_grad, options)
     }
 
     fn conv2d_bias_backward(
@@ -152,7 +152,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: FloatTensor<Self>,
         output_grad: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        conv::conv2d_bias_backward::<B>(x, bias, output_grad)
+        conv::conv_bias_backward::<B, 2>(x, bias, output_grad)
     }
 
     fn deform_conv2d(
@@ -184,7 +184,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvOptions<3>,
     ) -> FloatTensor<Self> {
-        conv::conv3d::<B>(x, weight, bias, options)
+        conv::conv::<B, 3>(x, weight, bias, options)
     }
 
     fn conv3d_x_backward(
@@ -193,7 +193,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<3>,
     ) -> FloatTensor<Self> {
-        conv::conv3d_x_backward::<B>(x, weight, output_grad, options)
+        conv::conv_x_backward::<B, 3>(x, weight, output_grad, options)
     }
 
     fn conv3d_weight_backward(
@@ -202,7 +202,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvOptions<3>,
     ) -> FloatTensor<Self> {
-        conv::conv3d_weight_backward::<B>(x, weight, output_grad, options)
+        conv::conv_weight_backward::<B, 3>(x, weight, output_grad, options)
     }
 
     fn conv3d_bias_backward(
@@ -210,7 +210,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: FloatTensor<Self>,
         output_grad: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        conv::conv3d_bias_backward::<B>(x, bias, output_grad)
+        conv::conv_bias_backward::<B, 3>(x, bias, output_grad)
     }
 
     fn conv_transpose1d(
@@ -219,7 +219,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvTransposeOptions<1>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose1d::<B>(x, weight, bias, options)
+        conv::conv_transpose::<B, 1>(x, weight, bias, options)
     }
 
     fn conv_transpose1d_x_backward(
@@ -227,7 +227,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<1>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose1d_x_backward::<B>(weight, output_grad, options)
+        conv::conv_transpose_x_backward::<B, 1>(weight, output_grad, options)
     }
 
     fn conv_transpose1d_weight_backward(
@@ -236,7 +236,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<1>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose1d_weight_backward::<B>(x, weight, output_grad, options)
+        conv::conv_transpose_weight_backward::<B, 1>(x, weight, output_grad, options)
     }
 
     fn conv_transpose1d_bias_backward(
@@ -244,7 +244,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: FloatTensor<Self>,
         output_grad: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose1d_bias_backward::<B>(x, bias, output_grad)
+        conv::conv_transpose_bias_backward::<B, 1>(x, bias, output_grad)
     }
 
     fn conv_transpose2d(
@@ -253,7 +253,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvTransposeOptions<2>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose2d::<B>(x, weight, bias, options)
+        conv::conv_transpose::<B, 2>(x, weight, bias, options)
     }
 
     fn conv_transpose2d_x_backward(
@@ -261,7 +261,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<2>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose2d_x_backward::<B>(weight, output_grad, options)
+        conv::conv_transpose_x_backward::<B, 2>(weight, output_grad, options)
     }
 
     fn conv_transpose2d_weight_backward(
@@ -270,7 +270,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<2>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose2d_weight_backward::<B>(x, weight, output_grad, options)
+        conv::conv_transpose_weight_backward::<B, 2>(x, weight, output_grad, options)
     }
 
     fn conv_transpose2d_bias_backward(
@@ -278,7 +278,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: FloatTensor<Self>,
         output_grad: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose2d_bias_backward::<B>(x, bias, output_grad)
+        conv::conv_transpose_bias_backward::<B, 2>(x, bias, output_grad)
     }
 
     fn conv_transpose3d(
@@ -287,7 +287,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: Option<FloatTensor<Self>>,
         options: ConvTransposeOptions<3>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose3d::<B>(x, weight, bias, options)
+        conv::conv_transpose::<B, 3>(x, weight, bias, options)
     }
 
     fn conv_transpose3d_x_backward(
@@ -295,7 +295,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<3>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose3d_x_backward::<B>(weight, output_grad, options)
+        conv::conv_transpose_x_backward::<B, 3>(weight, output_grad, options)
     }
 
     fn conv_transpose3d_weight_backward(
@@ -304,7 +304,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         output_grad: FloatTensor<Self>,
         options: ConvTransposeOptions<3>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose3d_weight_backward::<B>(x, weight, output_grad, options)
+        conv::conv_transpose_weight_backward::<B, 3>(x, weight, output_grad, options)
     }
 
     fn conv_transpose3d_bias_backward(
@@ -312,7 +312,7 @@ impl<B: Backend> ModuleOps<Self> for Vmap<B> {
         bias: FloatTensor<Self>,
         output_grad: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
-        conv::conv_transpose3d_bias_backward::<B>(x, bias, output_grad)
+        conv::conv_transpose_bias_backward::<B, 3>(x, bias, output_grad)
     }
 
     fn unfold4d(

@@ -83,6 +83,26 @@ const MEMBERS: usize = 8;
 const STEPS: usize = 5;
 const LR: f64 = 0.01;
 
+/// One Adam step of a group on `slots`: the group after it and each member's loss before it.
+fn group_step<O: Optimizer<TinyCnn<G>, G>>(
+    case: &TinyCnnCase,
+    group: Batched<TinyCnn<G>>,
+    adam: &mut O,
+    slots: &[Slot],
+) -> (Batched<TinyCnn<G>>, Vec<f64>) {
+    let loss = case.loss(
+        &*group,
+        &GroupFeed::<G> {
+            slots,
+            device: group.device(),
+        },
+    );
+    let losses = member_values(loss.clone()).expect("losses");
+    let grads = GradientsParams::from_grads(loss.backward(), &*group);
+    let group = Batched::from_module(adam.step(LR, group.into_inner(), grads)).expect("step");
+    (group, losses)
+}
+
 /// Trains one seed; returns one line per parameter or loss outside `ATOL` / `RTOL`.
 fn one_seed(seed: u64) -> Vec<String> {
     let case = TinyCnnCase;
@@ -105,16 +125,8 @@ fn one_seed(seed: u64) -> Vec<String> {
     let mut bad = Vec::new();
     for step in 0..STEPS {
         let slots = step_slots(&case, &mut rng, DataMode::PerMember, MEMBERS);
-        let loss = case.loss(
-            &*group,
-            &GroupFeed::<G> {
-                slots: &slots,
-                device: group.device(),
-            },
-        );
-        let losses = member_values(loss.clone()).expect("losses");
-        let grads = GradientsParams::from_grads(loss.backward(), &*group);
-        group = Batched::from_module(group_adam.step(LR, group.into_inner(), grads)).expect("step");
+        let (next, losses) = group_step(&case, group, &mut group_adam, &slots);
+        group = next;
         for (k, model) in alone.iter_mut().enumerate() {
             let loss = case.loss(
                 &*model,
@@ -192,16 +204,8 @@ fn one_seed_group_of_one(seed: u64) -> Vec<String> {
     let mut bad = Vec::new();
     for step in 0..STEPS {
         let slots = step_slots(&case, &mut rng, DataMode::PerMember, MEMBERS);
-        let loss = case.loss(
-            &*group,
-            &GroupFeed::<G> {
-                slots: &slots,
-                device: group.device(),
-            },
-        );
-        let losses = member_values(loss.clone()).expect("losses");
-        let grads = GradientsParams::from_grads(loss.backward(), &*group);
-        group = Batched::from_module(group_adam.step(LR, group.into_inner(), grads)).expect("step");
+        let (next, losses) = group_step(&case, group, &mut group_adam, &slots);
+        group = next;
         for (k, single) in singles.iter_mut().enumerate() {
             let own: Vec<Slot> = slots
                 .iter()
@@ -210,17 +214,9 @@ fn one_seed_group_of_one(seed: u64) -> Vec<String> {
                     Slot::Shared(d) => Slot::Shared(d.clone()),
                 })
                 .collect();
-            let loss = case.loss(
-                &**single,
-                &GroupFeed::<G> {
-                    slots: &own,
-                    device: single.device(),
-                },
-            );
-            let value = member_values(loss.clone()).expect("loss")[0];
-            let grads = GradientsParams::from_grads(loss.backward(), &**single);
-            *single = Batched::from_module(adams[k].step(LR, single.clone().into_inner(), grads))
-                .expect("step");
+            let (next, own_losses) = group_step(&case, single.clone(), &mut adams[k], &own);
+            *single = next;
+            let value = own_losses[0];
             if losses[k].to_bits() != value.to_bits() {
                 bad.push(format!(
                     "seed {seed}, step {step}, member {k}: loss {} vs group of one {value}",

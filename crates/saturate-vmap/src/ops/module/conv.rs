@@ -515,19 +515,19 @@ pub(super) trait ConvDims<const N: usize> {
 /// The dimension count of a convolution, as a type ([`ConvDims`] for N = 1, 2, 3).
 pub(super) struct Dims<const N: usize>;
 
-/// One [`ConvDims`] impl: the dimension count, the op name's digit, and the inner ops.
+/// One [`ConvDims`] impl: the dimension count and the inner ops.
 macro_rules! conv_dims {
-    ($n:literal, $d:literal, $conv:ident, $transpose:ident $(, x_grad: $x_grad:ident)?) => {
+    ($n:literal, $conv:ident, $transpose:ident $(, x_grad: $x_grad:ident)?) => {
         impl ConvDims<$n> for Dims<$n> {
             const NAMES: ConvNames = ConvNames {
-                conv: concat!("conv", $d, "d"),
-                x_backward: concat!("conv", $d, "d_x_backward"),
-                weight_backward: concat!("conv", $d, "d_weight_backward"),
-                bias_backward: concat!("conv", $d, "d_bias_backward"),
-                transpose: concat!("conv_transpose", $d, "d"),
-                transpose_x_backward: concat!("conv_transpose", $d, "d_x_backward"),
-                transpose_weight_backward: concat!("conv_transpose", $d, "d_weight_backward"),
-                transpose_bias_backward: concat!("conv_transpose", $d, "d_bias_backward"),
+                conv: concat!("conv", $n, "d"),
+                x_backward: concat!("conv", $n, "d_x_backward"),
+                weight_backward: concat!("conv", $n, "d_weight_backward"),
+                bias_backward: concat!("conv", $n, "d_bias_backward"),
+                transpose: concat!("conv_transpose", $n, "d"),
+                transpose_x_backward: concat!("conv_transpose", $n, "d_x_backward"),
+                transpose_weight_backward: concat!("conv_transpose", $n, "d_weight_backward"),
+                transpose_bias_backward: concat!("conv_transpose", $n, "d_bias_backward"),
             };
 
             fn conv<B: Backend>(
@@ -562,9 +562,9 @@ macro_rules! conv_dims {
     };
 }
 
-conv_dims!(1, "1", conv1d, conv_transpose1d);
-conv_dims!(2, "2", conv2d, conv_transpose2d, x_grad: conv_transpose2d_by_conv2d);
-conv_dims!(3, "3", conv3d, conv_transpose3d);
+conv_dims!(1, conv1d, conv_transpose1d);
+conv_dims!(2, conv2d, conv_transpose2d, x_grad: conv_transpose2d_by_conv2d);
+conv_dims!(3, conv3d, conv_transpose3d);
 
 pub(super) fn conv<B: Backend, const N: usize>(
     x: FloatTensor<Vmap<B>>,

@@ -53,7 +53,13 @@ macro_rules! two {
 }
 
 impl<B: Backend> ActivationOps<Self> for Vmap<B> {
-    unary!(relu, gelu, sigmoid, log_sigmoid);
+    unary!(gelu, sigmoid, log_sigmoid);
+
+    // One pass, in place when the input is not shared, on NdArray (`ops::ndarray_fast`); the
+    // inner op elsewhere.
+    fn relu(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
+        tensor.map(|t| super::ndarray_fast::relu(t).unwrap_or_else(B::relu))
+    }
 
     along_dim!(softmax, log_softmax, softmin);
 

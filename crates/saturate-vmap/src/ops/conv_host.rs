@@ -309,15 +309,59 @@ impl Plan {
     }
 }
 
+/// `m * k + k * n` at which `matrixmultiply` (with its `threading` feature, which
+/// burn-ndarray's `multi-threads` turns on) splits one product across its own threads:
+/// `2 * 2^14` (matrixmultiply 0.3's `LoopThreadConfig`).
+const GEMM_THREADING_SIZE: usize = 1 << 15;
+
 /// `c = a @ b + beta * c` for `a` `[m, k]` and `b` `[k, n]` given by their (row, column)
 /// strides, `c` `[m, n]` row-major. ndarray's `general_mat_mul`, which runs `matrixmultiply`'s
 /// blocked, vectorised `sgemm` on strided views (the same kernel as NdArray's `matmul`).
+///
+/// Every call here already runs inside one of rayon's tasks, one per (member, image), which
+/// keep both cores busy; a product large enough for `matrixmultiply` to thread as well (the
+/// second convolution of the benchmark CNN, 32 x 144 x 196, is just past its threshold) then
+/// wakes its own threads for a few microseconds of work each, thousands of times per step
+/// (`perf stat`: 5,500 context switches per grouped K = 8 CNN step). So the product is taken
+/// in blocks of rows and columns small enough to stay on the calling thread. Each element of
+/// `c` is the same sum in the same order whatever the blocks (the blocks split `m` and `n`,
+/// never `k`), so the result is bit for bit the unblocked one.
 fn gemm(
     (m, k, n): (usize, usize, usize),
     a: (&[f32], usize, usize),
     b: (&[f32], usize, usize),
     beta: f32,
     c: &mut [f32],
+) {
+    // Blocks with rows * k < half the threshold and k * cols < the other half.
+    let fit = ((GEMM_THREADING_SIZE / 2 - 1) / k.max(1)).max(1);
+    let (rows, cols) = (fit.min(m.max(1)), fit.min(n.max(1)));
+    for r0 in (0..m).step_by(rows) {
+        let mr = rows.min(m - r0);
+        for c0 in (0..n).step_by(cols) {
+            let nc = cols.min(n - c0);
+            let a_block = (&a.0[r0 * a.1..], a.1, a.2);
+            let b_block = (&b.0[c0 * b.2..], b.1, b.2);
+            gemm_block(
+                (mr, k, nc),
+                a_block,
+                b_block,
+                beta,
+                &mut c[r0 * n + c0..],
+                n,
+            );
+        }
+    }
+}
+
+/// One block of [`gemm`]: `c` `[m, n]` with row stride `ldc`.
+fn gemm_block(
+    (m, k, n): (usize, usize, usize),
+    a: (&[f32], usize, usize),
+    b: (&[f32], usize, usize),
+    beta: f32,
+    c: &mut [f32],
+    ldc: usize,
 ) {
     fn view(
         (data, rs, cs): (&[f32], usize, usize),
@@ -329,7 +373,12 @@ fn gemm(
     }
     let a = view(a, m, k);
     let b = view(b, k, n);
-    let mut c = ArrayViewMut2::from_shape((m, n), &mut c[..m * n])
+    let len = if m == 0 || n == 0 {
+        0
+    } else {
+        (m - 1) * ldc + n
+    };
+    let mut c = ArrayViewMut2::from_shape((m, n).strides((ldc, 1)), &mut c[..len])
         .expect("saturate-vmap: host convolution output shape");
     general_mat_mul(1.0, &a, &b, beta, &mut c);
 }

@@ -78,10 +78,9 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     ) -> FloatTensor<Self> {
         // One independent draw per member: K different initialisations, K dropout masks.
         let physical = batched_shape(device.members, &shape);
-        VmapTensor::batched(
-            B::float_random(physical, distribution, &device.inner, dtype),
-            device.members,
-        )
+        let inner = super::ndarray_fast::random_float::<B>(&physical, distribution, device, dtype)
+            .unwrap_or_else(|| B::float_random(physical, distribution, &device.inner, dtype));
+        VmapTensor::batched(inner, device.members)
     }
 
     fn float_zeros(shape: Shape, device: &Device<Self>, dtype: FloatDType) -> FloatTensor<Self> {

@@ -14,8 +14,22 @@
 //! Here each (image, channel) plane is read as a slice, with the same scan order, the same
 //! strict `>` (the first maximum wins, NaN never does) and the same index convention.
 //!
-//! **relu_backward**: burn's default (`lower_equal_elem` then `mask_fill`) makes a bool mask
-//! and walks both arrays twice; at K = 8 it was a tenth of the CNN step. Here one parallel pass.
+//! The backward reads the indices in place instead of copying them.
+//!
+//! **float_random** (Bernoulli and the default uniform `[0, 1)`, `f32`): burn-ndarray draws
+//! element by element through `TensorData::random`, which builds a new sampler for every
+//! element and runs ChaCha12 on one thread (5% of the CNN step at K = 8, for dropout's masks).
+//! Here a counter-based generator (SplitMix64 of `seed + index`) fills the tensor in parallel;
+//! the seed is two 32-bit draws from NdArray's own generator, so `Backend::seed` still makes
+//! every draw reproducible, and the values depend neither on the thread count nor on how the
+//! work is split. Member `m` of a `[K, ...]` draw takes the indices `m * n..(m + 1) * n`: a
+//! group's first member draws what a group of one would.
+//!
+//! **relu** and **relu_backward**: burn-ndarray's `relu` (`clamp_min`) copies a shared array
+//! before mapping it in place; burn's default `relu_backward` (`lower_equal_elem` then
+//! `mask_fill`) makes a bool mask and walks both arrays twice (a tenth of the CNN step at
+//! K = 8). Here one vectorised parallel pass each (`relu` in place when its array is not
+//! shared).
 
 use burn_backend::Shape;
 
@@ -99,9 +113,11 @@ pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)>
         return Err((back(NdArrayTensor::from(oa)), back(NdArrayTensor::from(ga))));
     }
     let mut out = vec![0.0f32; gv.len()];
-    const CHUNK: usize = 1 << 16;
-    out.par_chunks_mut(CHUNK)
-        .zip(ov.par_chunks(CHUNK).zip(gv.par_chunks(CHUNK)))
+    out.par_chunks_mut(ELEMENTWISE_CHUNK)
+        .zip(
+            ov.par_chunks(ELEMENTWISE_CHUNK)
+                .zip(gv.par_chunks(ELEMENTWISE_CHUNK)),
+        )
         .for_each(|(d, (o, g))| {
             for ((d, &o), &g) in d.iter_mut().zip(o).zip(g) {
                 *d = if o <= 0.0 { 0.0 } else { g };
@@ -111,6 +127,149 @@ pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)>
         .expect("the same shape")
         .into_shared();
     Ok(back(NdArrayTensor::from(array)))
+}
+
+/// Elements per task of the parallel elementwise passes: large enough that rayon's scheduling
+/// is noise next to the work.
+#[cfg(feature = "ndarray")]
+const ELEMENTWISE_CHUNK: usize = 1 << 15;
+
+/// burn-ndarray's `relu` (`clamp_min(x, 0)`: `if x < 0 { 0 } else { x }`, so NaN and `-0.0`
+/// pass through) on an `f32` NdArray tensor in row-major layout: in place when the array is not
+/// shared, otherwise written once into a new buffer. Other tensors back unchanged.
+#[cfg(feature = "ndarray")]
+pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
+    use burn_ndarray::NdArrayTensor;
+    use rayon::prelude::*;
+
+    let any: Box<dyn std::any::Any> = Box::new(p);
+    let storage = match any.downcast::<NdArrayTensor>() {
+        Ok(t) => match *t {
+            NdArrayTensor::F32(storage) => storage,
+            other => return Err(to_tensor(other)),
+        },
+        Err(any) => return Err(*any.downcast::<P>().expect("the same type")),
+    };
+    let unique = storage.is_unique();
+    let mut array = storage.into_shared();
+    if !array.is_standard_layout() {
+        return Err(to_tensor(NdArrayTensor::from(array)));
+    }
+    let relu = |x: f32| if x < 0.0 { 0.0 } else { x };
+    if unique {
+        // Unique: `as_slice_mut` neither copies nor reallocates.
+        let values = array.as_slice_mut().expect("row-major");
+        values
+            .par_chunks_mut(ELEMENTWISE_CHUNK)
+            .for_each(|chunk| chunk.iter_mut().for_each(|x| *x = relu(*x)));
+        return Ok(to_tensor(NdArrayTensor::from(array)));
+    }
+    let mut out = vec![0.0f32; array.len()];
+    out.par_chunks_mut(ELEMENTWISE_CHUNK)
+        .zip(
+            array
+                .as_slice()
+                .expect("row-major")
+                .par_chunks(ELEMENTWISE_CHUNK),
+        )
+        .for_each(|(d, x)| {
+            for (d, &x) in d.iter_mut().zip(x) {
+                *d = relu(x);
+            }
+        });
+    let out = ndarray::Array::from_shape_vec(array.raw_dim(), out)
+        .expect("the same shape")
+        .into_shared();
+    Ok(to_tensor(NdArrayTensor::from(out)))
+}
+
+/// SplitMix64's output function of `state` (Steele, Lea and Flood, 2014): a bijective mix of
+/// 64 bits whose values for consecutive states pass BigCrush.
+#[cfg(feature = "ndarray")]
+fn splitmix64(state: u64) -> u64 {
+    let mut z = state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A draw of `shape` from `distribution` as an NdArray `f32` tensor, for
+/// [`Distribution::Bernoulli`] (1.0 with probability `p`, else 0.0) and
+/// [`Distribution::Default`] (uniform on `[0, 1)` in steps of 2^-24); `None` for other
+/// distributions. The seed comes from `seed_draw`, two values below 2^32 from the backend's
+/// own generator.
+#[cfg(feature = "ndarray")]
+pub(crate) fn random_f32<P: 'static>(
+    shape: &Shape,
+    distribution: burn_backend::Distribution,
+    seed_draw: impl FnOnce() -> [u64; 2],
+) -> Option<P> {
+    use burn_backend::Distribution;
+    use burn_ndarray::NdArrayTensor;
+    use rayon::prelude::*;
+
+    // The golden-ratio increment of SplitMix64's state.
+    const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+    let threshold = match distribution {
+        // `x < p * 2^64` with probability p (rand's `Bernoulli` compares the same way).
+        Distribution::Bernoulli(p) if (0.0..=1.0).contains(&p) => Some(if p >= 1.0 {
+            None
+        } else {
+            Some((p * 2f64.powi(64)) as u64)
+        }),
+        Distribution::Default => None,
+        _ => return None,
+    };
+    let [hi, lo] = seed_draw();
+    let seed = splitmix64((hi << 32) | (lo & 0xffff_ffff));
+    let len = shape.num_elements();
+    let mut out = vec![0.0f32; len];
+    out.par_chunks_mut(ELEMENTWISE_CHUNK)
+        .enumerate()
+        .for_each(|(chunk, values)| {
+            let first = (chunk * ELEMENTWISE_CHUNK) as u64;
+            for (i, v) in values.iter_mut().enumerate() {
+                let x = splitmix64(seed.wrapping_add((first + i as u64).wrapping_mul(GAMMA)));
+                *v = match threshold {
+                    Some(Some(t)) => (x < t) as u32 as f32,
+                    Some(None) => 1.0,
+                    None => (x >> 40) as f32 * (1.0 / (1u64 << 24) as f32),
+                };
+            }
+        });
+    let array = ndarray::Array::from_shape_vec(ndarray::IxDyn(shape.as_slice()), out)
+        .expect("the draw's shape")
+        .into_shared();
+    Some(to_tensor(NdArrayTensor::from(array)))
+}
+
+/// Vmap's `float_random` of the physical `shape` on NdArray for `f32` Bernoulli and default
+/// draws ([`random_f32`]); `None` (the inner backend's own draw) otherwise.
+pub(crate) fn random_float<B: burn_backend::Backend>(
+    shape: &Shape,
+    distribution: burn_backend::Distribution,
+    device: &crate::VmapDevice<B>,
+    dtype: burn_backend::FloatDType,
+) -> Option<burn_backend::tensor::FloatTensor<B>> {
+    #[cfg(feature = "ndarray")]
+    if crate::ops::conv_gemm::is_ndarray::<B>() && dtype == burn_backend::FloatDType::F32 {
+        return random_f32(shape, distribution, || {
+            let draw = B::int_random(
+                Shape::from(vec![2]),
+                burn_backend::Distribution::Uniform(0.0, 4_294_967_296.0),
+                &device.inner,
+                burn_backend::IntDType::I64,
+            );
+            let data = burn::tensor::try_read_sync(B::int_into_data(draw))
+                .expect("NdArray reads synchronously")
+                .expect("reading an NdArray tensor cannot fail");
+            let v: Vec<i64> = data.convert::<i64>().to_vec().expect("i64 data");
+            [v[0] as u64, v[1] as u64]
+        });
+    }
+    #[cfg(not(feature = "ndarray"))]
+    let _ = (shape, distribution, device, dtype);
+    None
 }
 
 /// Kernel, stride, padding and dilation of a 2-d max pool (`ceil_mode` off).
@@ -278,24 +437,34 @@ pub(crate) fn max_pool2d_backward<F: 'static, I: 'static>(
         Err(g) => return Err((g, indices)),
     };
     let any: Box<dyn std::any::Any> = Box::new(indices);
-    let idx: Vec<i64> = match any.downcast::<NdArrayTensor>() {
-        Ok(t) => match *t {
-            NdArrayTensor::I64(s) => {
-                let a = s.into_shared();
-                match a.as_slice() {
-                    Some(v) => v.to_vec(),
-                    None => a.iter().copied().collect(),
+    // i64 indices (NdArray's default) are read in place; i32 ones, or a strided array, are
+    // collected first.
+    let (idx_array, idx_collected): (Option<ndarray::ArcArray<i64, ndarray::IxDyn>>, Vec<i64>) =
+        match any.downcast::<NdArrayTensor>() {
+            Ok(t) => match *t {
+                NdArrayTensor::I64(s) => {
+                    let a = s.into_shared();
+                    if a.is_standard_layout() {
+                        (Some(a), Vec::new())
+                    } else {
+                        (None, a.iter().copied().collect())
+                    }
                 }
+                NdArrayTensor::I32(s) => {
+                    (None, s.into_shared().iter().map(|&i| i as i64).collect())
+                }
+                other => return Err((to_tensor(NdArrayTensor::from(ga)), to_tensor(other))),
+            },
+            Err(any) => {
+                return Err((
+                    to_tensor(NdArrayTensor::from(ga)),
+                    *any.downcast::<I>().expect("the same type"),
+                ))
             }
-            NdArrayTensor::I32(s) => s.into_shared().iter().map(|&i| i as i64).collect(),
-            other => return Err((to_tensor(NdArrayTensor::from(ga)), to_tensor(other))),
-        },
-        Err(any) => {
-            return Err((
-                to_tensor(NdArrayTensor::from(ga)),
-                *any.downcast::<I>().expect("the same type"),
-            ))
-        }
+        };
+    let idx: &[i64] = match &idx_array {
+        Some(a) => a.as_slice().expect("row-major (checked)"),
+        None => &idx_collected,
     };
     let (n, c, h, w) = (x_shape[0], x_shape[1], x_shape[2], x_shape[3]);
     let gv = ga.as_slice().expect("row-major");
@@ -346,4 +515,69 @@ pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)>
 #[cfg(not(feature = "ndarray"))]
 pub(crate) fn reshape<P: 'static>(p: P, _shape: &Shape) -> Result<P, P> {
     Err(p)
+}
+
+/// Without NdArray compiled in, every backend takes its own `relu`.
+#[cfg(not(feature = "ndarray"))]
+pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
+    Err(p)
+}
+
+#[cfg(all(test, feature = "ndarray"))]
+mod tests {
+    //! The counter-based draws of [`random_f32`] for a fixed seed: the same values whatever the
+    //! thread count, different for another seed, only 0 and 1 for Bernoulli.
+
+    use burn::backend::NdArray;
+    use burn::tensor::{Tensor, TensorPrimitive};
+    use burn_backend::tensor::FloatTensor;
+    use burn_backend::{Distribution, Shape};
+
+    use super::random_f32;
+
+    type I = NdArray<f32>;
+
+    fn draw(len: usize, distribution: Distribution, seed: [u64; 2]) -> Vec<f32> {
+        let t: FloatTensor<I> = random_f32(&Shape::from(vec![len]), distribution, || seed)
+            .expect("a distribution of the fast path");
+        Tensor::<I, 1>::from_primitive(TensorPrimitive::Float(t))
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap()
+    }
+
+    #[test]
+    fn draws_depend_on_the_seed_only() {
+        // Several chunks of the parallel fill, then one thread only.
+        let len = 5 * super::ELEMENTWISE_CHUNK + 17;
+        for distribution in [Distribution::Bernoulli(0.3), Distribution::Default] {
+            let a = draw(len, distribution, [1, 2]);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            let one_thread = pool.install(|| draw(len, distribution, [1, 2]));
+            assert_eq!(a, one_thread, "{distribution:?}: the thread count changed the draw");
+            assert_ne!(a, draw(len, distribution, [1, 3]), "{distribution:?}: seed ignored");
+            assert_ne!(a, draw(len, distribution, [2, 2]), "{distribution:?}: seed ignored");
+        }
+        let bernoulli = draw(len, Distribution::Bernoulli(0.3), [1, 2]);
+        assert!(bernoulli.iter().all(|&v| v == 0.0 || v == 1.0));
+        let uniform = draw(len, Distribution::Default, [1, 2]);
+        assert!(uniform.iter().all(|v| (0.0..1.0).contains(v)));
+    }
+
+    #[test]
+    fn other_distributions_take_the_backends_own_draw() {
+        let t: Option<FloatTensor<I>> =
+            random_f32(&Shape::from(vec![4]), Distribution::Normal(0.0, 1.0), || {
+                unreachable!("no seed is drawn for a distribution the fast path leaves alone")
+            });
+        assert!(t.is_none());
+        let t: Option<FloatTensor<I>> =
+            random_f32(&Shape::from(vec![4]), Distribution::Uniform(0.0, 2.0), || {
+                unreachable!("no seed is drawn for a distribution the fast path leaves alone")
+            });
+        assert!(t.is_none());
+    }
 }

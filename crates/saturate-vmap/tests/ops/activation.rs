@@ -139,3 +139,49 @@ fn activation_gradients() {
         act::prelu(input, w)
     });
 }
+
+/// NdArray's fast `relu` (one pass; in place when the array is not shared) against
+/// burn-ndarray's own, bit for bit on negative values, both zeros, NaN and the infinities,
+/// for an input nobody else holds and for one that is shared, which must stay unchanged.
+#[test]
+fn relu_fast_path_is_ndarrays_relu_on_special_values() {
+    use burn::tensor::ops::{ActivationOps, FloatTensorOps};
+    use burn::tensor::TensorData;
+    type I = crate::harness::I;
+    type V = crate::harness::V;
+
+    let values = vec![
+        -1.5f32,
+        -0.0,
+        0.0,
+        2.5,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -1e-30,
+        1e-30,
+        -f32::MIN_POSITIVE / 2.0,
+        3.0,
+        -7.0,
+    ];
+    let data = TensorData::new(values.clone(), [3, 4]);
+    let bits = |t: <I as burn::tensor::backend::BackendTypes>::FloatTensorPrimitive| -> Vec<u32> {
+        burn::tensor::try_read_sync(I::float_into_data(t))
+            .unwrap()
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+            .into_iter()
+            .map(f32::to_bits)
+            .collect()
+    };
+    let want = bits(I::relu(I::float_from_data(data.clone(), &Default::default())));
+    let device = saturate_vmap::VmapDevice::<I>::new(Default::default(), 2);
+    let alone = V::relu(V::float_from_data(data.clone(), &device));
+    assert_eq!(bits(alone.into_inner()), want, "unshared input");
+    let x = V::float_from_data(data.clone(), &device);
+    let kept = x.clone();
+    assert_eq!(bits(V::relu(x).into_inner()), want, "shared input");
+    let original: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
+    assert_eq!(bits(kept.into_inner()), original, "the shared input was changed");
+}

@@ -1319,3 +1319,49 @@ fn float_matmul_linear_forms_match_batched_matmul() {
         }
     }
 }
+
+/// Bernoulli and default draws through `Vmap<NdArray>` (NdArray's fast path, a counter-based
+/// generator seeded from NdArray's own): per member, only 0 and 1 at the asked rate, or values
+/// in `[0, 1)` with mean 1/2 (each within 5 standard deviations of 50,000 draws), members
+/// different from each other and from the next call; p = 0 and p = 1 exact.
+#[test]
+fn float_random_bernoulli_and_default_draws() {
+    let (k, n) = (4usize, 50_000usize);
+    let device = saturate_vmap::VmapDevice::<Inner>::new(Default::default(), k);
+    let draw = |distribution| -> Vec<Vec<f32>> {
+        let t = Vm::float_random([n].into(), distribution, &device, FD);
+        let data = burn::tensor::try_read_sync(Inner::float_into_data(t.into_inner()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(data.shape.to_vec(), vec![k, n]);
+        data.to_vec::<f32>()
+            .unwrap()
+            .chunks(n)
+            .map(<[f32]>::to_vec)
+            .collect()
+    };
+    let mean = |v: &[f32]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
+    let p = 0.3;
+    let masks = draw(burn::tensor::Distribution::Bernoulli(p));
+    let sigma = (p * (1.0 - p) / n as f64).sqrt();
+    for (m, mask) in masks.iter().enumerate() {
+        assert!(mask.iter().all(|&v| v == 0.0 || v == 1.0), "member {m}: not 0/1");
+        let rate = mean(mask);
+        assert!((rate - p).abs() < 5.0 * sigma, "member {m}: rate {rate}, want {p}");
+    }
+    assert_ne!(masks[0], masks[1]);
+    assert_ne!(masks[2], masks[3]);
+    assert_ne!(masks, draw(burn::tensor::Distribution::Bernoulli(p)));
+    for (p, want) in [(0.0, 0.0), (1.0, 1.0)] {
+        let all = draw(burn::tensor::Distribution::Bernoulli(p));
+        assert!(all.iter().flatten().all(|&v| v == want), "Bernoulli({p})");
+    }
+    let uniform = draw(burn::tensor::Distribution::Default);
+    let sigma = (1.0 / 12.0 / n as f64).sqrt();
+    for (m, u) in uniform.iter().enumerate() {
+        assert!(u.iter().all(|v| (0.0..1.0).contains(v)), "member {m}: outside [0, 1)");
+        let mu = mean(u);
+        assert!((mu - 0.5).abs() < 5.0 * sigma, "member {m}: mean {mu}");
+    }
+    assert_ne!(uniform[0], uniform[1]);
+}

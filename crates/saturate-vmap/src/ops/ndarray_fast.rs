@@ -28,8 +28,9 @@
 //! **relu** and **relu_backward**: burn-ndarray's `relu` (`clamp_min`) copies a shared array
 //! before mapping it in place; burn's default `relu_backward` (`lower_equal_elem` then
 //! `mask_fill`) makes a bool mask and walks both arrays twice (a tenth of the CNN step at
-//! K = 8). Here one vectorised parallel pass each (`relu` in place when its array is not
-//! shared).
+//! K = 8). Here one parallel pass each: `relu` in place when its array is not shared, and
+//! otherwise both collect their output straight into a new buffer (no zero fill first:
+//! 1.7x faster than zeroing and overwriting 51 MB on the AVX2 machine).
 
 use burn_backend::Shape;
 
@@ -112,17 +113,12 @@ pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)>
     if oa.shape() != ga.shape() {
         return Err((back(NdArrayTensor::from(oa)), back(NdArrayTensor::from(ga))));
     }
-    let mut out = vec![0.0f32; gv.len()];
-    out.par_chunks_mut(ELEMENTWISE_CHUNK)
-        .zip(
-            ov.par_chunks(ELEMENTWISE_CHUNK)
-                .zip(gv.par_chunks(ELEMENTWISE_CHUNK)),
-        )
-        .for_each(|(d, (o, g))| {
-            for ((d, &o), &g) in d.iter_mut().zip(o).zip(g) {
-                *d = if o <= 0.0 { 0.0 } else { g };
-            }
-        });
+    let out: Vec<f32> = ov
+        .par_iter()
+        .zip(gv.par_iter())
+        .with_min_len(ELEMENTWISE_CHUNK)
+        .map(|(&o, &g)| if o <= 0.0 { 0.0 } else { g })
+        .collect();
     let array = ndarray::Array::from_shape_vec(oa.raw_dim(), out)
         .expect("the same shape")
         .into_shared();
@@ -164,19 +160,13 @@ pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
             .for_each(|chunk| chunk.iter_mut().for_each(|x| *x = relu(*x)));
         return Ok(to_tensor(NdArrayTensor::from(array)));
     }
-    let mut out = vec![0.0f32; array.len()];
-    out.par_chunks_mut(ELEMENTWISE_CHUNK)
-        .zip(
-            array
-                .as_slice()
-                .expect("row-major")
-                .par_chunks(ELEMENTWISE_CHUNK),
-        )
-        .for_each(|(d, x)| {
-            for (d, &x) in d.iter_mut().zip(x) {
-                *d = relu(x);
-            }
-        });
+    let out: Vec<f32> = array
+        .as_slice()
+        .expect("row-major")
+        .par_iter()
+        .with_min_len(ELEMENTWISE_CHUNK)
+        .map(|&x| relu(x))
+        .collect();
     let out = ndarray::Array::from_shape_vec(array.raw_dim(), out)
         .expect("the same shape")
         .into_shared();
@@ -355,24 +345,18 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
         .for_each(|(plane, (vals, idxs))| {
             let xp = &xv[plane * h * w..(plane + 1) * h * w];
             if ph == 0 && pw == 0 && dh == 1 && dw == 1 {
-                // Every window inside the plane: rows of `kw` contiguous values.
-                for y in 0..oh {
-                    for x in 0..ow {
-                        let (mut best, mut at) = (f32::NEG_INFINITY, 0usize);
-                        let corner = y * sh * w + x * sw;
-                        for i in 0..kh {
-                            let start = corner + i * w;
-                            for (j, &v) in xp[start..start + kw].iter().enumerate() {
-                                if v > best {
-                                    best = v;
-                                    at = start + j;
-                                }
-                            }
-                        }
-                        vals[y * ow + x] = best;
-                        idxs[y * ow + x] = at as i64;
+                // Every window inside the plane: rows of `kw` contiguous values. The common
+                // kernel sizes get their own instance (the window loops unrolled: 2.7x faster
+                // than the loops over a run-time size, measured on 2x2 windows).
+                let scan = match (kh, kw) {
+                    (2, 2) => max_pool_plane::<2, 2>,
+                    (3, 3) => max_pool_plane::<3, 3>,
+                    _ => {
+                        max_pool_plane_any(xp, w, [kh, kw], [sh, sw], [oh, ow], vals, idxs);
+                        return;
                     }
-                }
+                };
+                scan(xp, w, [sh, sw], [oh, ow], vals, idxs);
                 return;
             }
             for y in 0..oh {
@@ -419,6 +403,70 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
         )
     };
     Ok((to_tensor(NdArrayTensor::from(values)), to_tensor(indices)))
+}
+
+/// Max pool of one plane `xp` (width `w`) with `KH x KW` windows inside the plane: each
+/// window's first maximum by strict `>` in row-major order of the window, and its index in the
+/// plane (0 when nothing beats minus infinity).
+#[cfg(feature = "ndarray")]
+fn max_pool_plane<const KH: usize, const KW: usize>(
+    xp: &[f32],
+    w: usize,
+    [sh, sw]: [usize; 2],
+    [oh, ow]: [usize; 2],
+    vals: &mut [f32],
+    idxs: &mut [i64],
+) {
+    for y in 0..oh {
+        let row_vals = &mut vals[y * ow..(y + 1) * ow];
+        let row_idxs = &mut idxs[y * ow..(y + 1) * ow];
+        for (x, (val, idx)) in row_vals.iter_mut().zip(row_idxs.iter_mut()).enumerate() {
+            let corner = y * sh * w + x * sw;
+            let (mut best, mut at) = (f32::NEG_INFINITY, 0usize);
+            for i in 0..KH {
+                let start = corner + i * w;
+                let window_row: &[f32; KW] = xp[start..start + KW].try_into().expect("KW values");
+                for (j, &v) in window_row.iter().enumerate() {
+                    if v > best {
+                        best = v;
+                        at = start + j;
+                    }
+                }
+            }
+            *val = best;
+            *idx = at as i64;
+        }
+    }
+}
+
+/// [`max_pool_plane`] for a kernel size known at run time only.
+#[cfg(feature = "ndarray")]
+fn max_pool_plane_any(
+    xp: &[f32],
+    w: usize,
+    [kh, kw]: [usize; 2],
+    [sh, sw]: [usize; 2],
+    [oh, ow]: [usize; 2],
+    vals: &mut [f32],
+    idxs: &mut [i64],
+) {
+    for y in 0..oh {
+        for x in 0..ow {
+            let (mut best, mut at) = (f32::NEG_INFINITY, 0usize);
+            let corner = y * sh * w + x * sw;
+            for i in 0..kh {
+                let start = corner + i * w;
+                for (j, &v) in xp[start..start + kw].iter().enumerate() {
+                    if v > best {
+                        best = v;
+                        at = start + j;
+                    }
+                }
+            }
+            vals[y * ow + x] = best;
+            idxs[y * ow + x] = at as i64;
+        }
+    }
 }
 
 /// burn-ndarray's `max_pool2d_with_indices_backward`: each output gradient added at its index
@@ -557,9 +605,20 @@ mod tests {
                 .build()
                 .unwrap();
             let one_thread = pool.install(|| draw(len, distribution, [1, 2]));
-            assert_eq!(a, one_thread, "{distribution:?}: the thread count changed the draw");
-            assert_ne!(a, draw(len, distribution, [1, 3]), "{distribution:?}: seed ignored");
-            assert_ne!(a, draw(len, distribution, [2, 2]), "{distribution:?}: seed ignored");
+            assert_eq!(
+                a, one_thread,
+                "{distribution:?}: the thread count changed the draw"
+            );
+            assert_ne!(
+                a,
+                draw(len, distribution, [1, 3]),
+                "{distribution:?}: seed ignored"
+            );
+            assert_ne!(
+                a,
+                draw(len, distribution, [2, 2]),
+                "{distribution:?}: seed ignored"
+            );
         }
         let bernoulli = draw(len, Distribution::Bernoulli(0.3), [1, 2]);
         assert!(bernoulli.iter().all(|&v| v == 0.0 || v == 1.0));
@@ -569,15 +628,17 @@ mod tests {
 
     #[test]
     fn other_distributions_take_the_backends_own_draw() {
-        let t: Option<FloatTensor<I>> =
-            random_f32(&Shape::from(vec![4]), Distribution::Normal(0.0, 1.0), || {
-                unreachable!("no seed is drawn for a distribution the fast path leaves alone")
-            });
+        let t: Option<FloatTensor<I>> = random_f32(
+            &Shape::from(vec![4]),
+            Distribution::Normal(0.0, 1.0),
+            || unreachable!("no seed is drawn for a distribution the fast path leaves alone"),
+        );
         assert!(t.is_none());
-        let t: Option<FloatTensor<I>> =
-            random_f32(&Shape::from(vec![4]), Distribution::Uniform(0.0, 2.0), || {
-                unreachable!("no seed is drawn for a distribution the fast path leaves alone")
-            });
+        let t: Option<FloatTensor<I>> = random_f32(
+            &Shape::from(vec![4]),
+            Distribution::Uniform(0.0, 2.0),
+            || unreachable!("no seed is drawn for a distribution the fast path leaves alone"),
+        );
         assert!(t.is_none());
     }
 }

@@ -175,7 +175,10 @@ fn relu_fast_path_is_ndarrays_relu_on_special_values() {
             .map(f32::to_bits)
             .collect()
     };
-    let want = bits(I::relu(I::float_from_data(data.clone(), &Default::default())));
+    let want = bits(I::relu(I::float_from_data(
+        data.clone(),
+        &Default::default(),
+    )));
     let device = saturate_vmap::VmapDevice::<I>::new(Default::default(), 2);
     let alone = V::relu(V::float_from_data(data.clone(), &device));
     assert_eq!(bits(alone.into_inner()), want, "unshared input");
@@ -183,5 +186,9 @@ fn relu_fast_path_is_ndarrays_relu_on_special_values() {
     let kept = x.clone();
     assert_eq!(bits(V::relu(x).into_inner()), want, "shared input");
     let original: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
-    assert_eq!(bits(kept.into_inner()), original, "the shared input was changed");
+    assert_eq!(
+        bits(kept.into_inner()),
+        original,
+        "the shared input was changed"
+    );
 }

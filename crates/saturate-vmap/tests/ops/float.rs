@@ -1345,9 +1345,15 @@ fn float_random_bernoulli_and_default_draws() {
     let masks = draw(burn::tensor::Distribution::Bernoulli(p));
     let sigma = (p * (1.0 - p) / n as f64).sqrt();
     for (m, mask) in masks.iter().enumerate() {
-        assert!(mask.iter().all(|&v| v == 0.0 || v == 1.0), "member {m}: not 0/1");
+        assert!(
+            mask.iter().all(|&v| v == 0.0 || v == 1.0),
+            "member {m}: not 0/1"
+        );
         let rate = mean(mask);
-        assert!((rate - p).abs() < 5.0 * sigma, "member {m}: rate {rate}, want {p}");
+        assert!(
+            (rate - p).abs() < 5.0 * sigma,
+            "member {m}: rate {rate}, want {p}"
+        );
     }
     assert_ne!(masks[0], masks[1]);
     assert_ne!(masks[2], masks[3]);
@@ -1359,7 +1365,10 @@ fn float_random_bernoulli_and_default_draws() {
     let uniform = draw(burn::tensor::Distribution::Default);
     let sigma = (1.0 / 12.0 / n as f64).sqrt();
     for (m, u) in uniform.iter().enumerate() {
-        assert!(u.iter().all(|v| (0.0..1.0).contains(v)), "member {m}: outside [0, 1)");
+        assert!(
+            u.iter().all(|v| (0.0..1.0).contains(v)),
+            "member {m}: outside [0, 1)"
+        );
         let mu = mean(u);
         assert!((mu - 0.5).abs() < 5.0 * sigma, "member {m}: mean {mu}");
     }

@@ -12,11 +12,12 @@
 # STATUS (measured 2026-12-01): with PyTorch 2.15.0 (what scripts/setup-torch.sh installs by
 # default) the build FAILS in torch-sys's generated C++ shim: PyTorch 2.15 removed ops that
 # tch 0.22's shim wraps (`Tensor::align_as`, `torch::align_tensors`, `torch::cholesky`,
-# `torch::qr` and their `_out` forms). tch 0.22 needs the PyTorch it was generated for, 2.9.0:
+# `torch::qr` and their `_out` forms). With the PyTorch tch 0.22 was generated for, 2.9.0, it
+# builds, and the parity run passes (book/src/cpu-backends.md, "LibTorch"):
 #   python3 -m venv target/venv/torch29 &&
-#   target/venv/torch29/bin/pip install torch==2.9.0    # PyPI's wheel pulls CUDA, ~5 GB
-#   TCH_VENV=target/venv/torch29 scripts/setup-tch.sh cargo bench --bench cpu_backends --features tch
-# (not measured here: see book/src/cpu-backends.md).
+#   target/venv/torch29/bin/pip install torch==2.9.0 numpy  # PyPI's wheel pulls CUDA, ~2.2 GB
+#   TCH_VENV=target/venv/torch29 CARGO_TARGET_DIR=target \
+#     scripts/setup-tch.sh cargo bench --bench cpu_backends --features tch -- parity
 #
 # What it sets, and why:
 # - PATH: target/venv/torch/bin first, and VIRTUAL_ENV: torch-sys's build script asks

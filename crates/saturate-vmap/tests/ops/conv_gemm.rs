@@ -339,13 +339,14 @@ fn host_convolution_blocks_are_bit_for_bit_the_unblocked_product() {
     let y = conv2d(x.group::<4>(), w.group::<4>(), None, options);
     let got = member_data(y.inner());
     let device = Default::default();
-    for m in 0..k {
+    assert_eq!(got.len(), k);
+    for (m, got) in got.iter().enumerate() {
         let xm = Tensor::<I, 4>::from_data(x.member(m), &device);
         let cols = unfold4d(xm, [3, 3], UnfoldOptions::new([1, 1], [1, 1], [1, 1])); // [n, 144, 196]
         let wm = Tensor::<I, 4>::from_data(w.member(m), &device).reshape([1, 32, 144]);
         let want = wm.matmul(cols).reshape([n, 32, 14, 14]).into_data();
         assert_eq!(
-            got[m], want,
+            *got, want,
             "member {m}: the blocked product differs from the unblocked one"
         );
     }

@@ -112,8 +112,11 @@ fn check_pool<I: Backend>(
 #[test]
 fn max_pool_matches_ndarray_bit_for_bit() {
     type I64 = NdArray<f32, i64>;
-    // The contiguous-window loop (no padding, no dilation), disjoint and overlapping windows.
+    // The contiguous-window loops (no padding, no dilation), disjoint and overlapping windows:
+    // the unrolled 2x2 and 3x3 ones and the one for any kernel size.
     check_pool::<I64>([2, 3, 8, 9], 3, [2, 2], [2, 2], [0, 0], [1, 1]);
+    check_pool::<I64>([2, 3, 8, 9], 3, [2, 2], [1, 1], [0, 0], [1, 1]);
+    check_pool::<I64>([2, 3, 9, 8], 3, [3, 3], [2, 1], [0, 0], [1, 1]);
     check_pool::<I64>([2, 3, 8, 9], 3, [3, 2], [1, 1], [0, 0], [1, 1]);
     // The general loop: padding and dilation.
     check_pool::<I64>([2, 2, 7, 6], 2, [3, 3], [2, 1], [1, 1], [1, 1]);

@@ -45,6 +45,8 @@ pub mod backend;
 pub mod batched;
 pub mod device;
 pub mod error;
+mod kernels;
+mod lowering;
 pub mod member;
 pub mod nn;
 mod ops;
@@ -55,10 +57,10 @@ pub use backend::Vmap;
 pub use batched::{Batched, DeepCopy};
 pub use device::VmapDevice;
 pub use error::VmapError;
+pub use lowering::{conv_lowering, set_conv_lowering, ConvLowering};
 pub use member::{
     append_zero_float_members, float_with_member_axis, is_batched, member_data, member_tensor,
     member_values, per_member, select_float_members, stack_members,
 };
-pub use ops::conv_gemm::{conv_lowering, set_conv_lowering, ConvLowering};
 pub use tensor::{VmapQTensor, VmapTensor};
 pub use vmap_backend::VmapBackend;

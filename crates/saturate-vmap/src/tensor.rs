@@ -150,7 +150,7 @@ pub(crate) struct BoolKind;
 impl<B: Backend> Kind<B> for FloatKind {
     type P = B::FloatTensorPrimitive;
     fn reshape(tensor: Self::P, shape: Shape) -> Self::P {
-        crate::ops::base::float_reshape::<B>(tensor, shape)
+        float_reshape::<B>(tensor, shape)
     }
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::float_expand(tensor, shape)
@@ -172,7 +172,7 @@ impl<B: Backend> Kind<B> for FloatKind {
 impl<B: Backend> Kind<B> for IntKind {
     type P = B::IntTensorPrimitive;
     fn reshape(tensor: Self::P, shape: Shape) -> Self::P {
-        crate::ops::base::int_reshape::<B>(tensor, shape)
+        int_reshape::<B>(tensor, shape)
     }
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::int_expand(tensor, shape)
@@ -194,7 +194,7 @@ impl<B: Backend> Kind<B> for IntKind {
 impl<B: Backend> Kind<B> for BoolKind {
     type P = B::BoolTensorPrimitive;
     fn reshape(tensor: Self::P, shape: Shape) -> Self::P {
-        crate::ops::base::bool_reshape::<B>(tensor, shape)
+        bool_reshape::<B>(tensor, shape)
     }
     fn expand(tensor: Self::P, shape: Shape) -> Self::P {
         B::bool_expand(tensor, shape)
@@ -211,6 +211,31 @@ impl<B: Backend> Kind<B> for BoolKind {
     fn device(tensor: &Self::P) -> B::Device {
         B::bool_device(tensor)
     }
+}
+
+/// `B::float_reshape`, without a copy on NdArray when the array is contiguous
+/// (`kernels/ndarray/reshape.rs`).
+pub(crate) fn float_reshape<B: Backend>(
+    p: B::FloatTensorPrimitive,
+    shape: Shape,
+) -> B::FloatTensorPrimitive {
+    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| B::float_reshape(p, shape))
+}
+
+/// `B::int_reshape`, without a copy on NdArray when the array is contiguous.
+pub(crate) fn int_reshape<B: Backend>(
+    p: B::IntTensorPrimitive,
+    shape: Shape,
+) -> B::IntTensorPrimitive {
+    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| B::int_reshape(p, shape))
+}
+
+/// `B::bool_reshape`, without a copy on NdArray when the array is contiguous.
+pub(crate) fn bool_reshape<B: Backend>(
+    p: burn_backend::tensor::BoolTensor<B>,
+    shape: Shape,
+) -> burn_backend::tensor::BoolTensor<B> {
+    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| B::bool_reshape(p, shape))
 }
 
 /// Panics when two operands belong to groups of different sizes.

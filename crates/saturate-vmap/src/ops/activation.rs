@@ -55,20 +55,21 @@ macro_rules! two {
 impl<B: Backend> ActivationOps<Self> for Vmap<B> {
     unary!(gelu, sigmoid, log_sigmoid);
 
-    // One pass, in place when the input is not shared, on NdArray (`ops::ndarray_fast`); the
+    // One pass, in place when the input is not shared, on NdArray (`kernels/ndarray/relu.rs`); the
     // inner op elsewhere.
     fn relu(tensor: FloatTensor<Self>) -> FloatTensor<Self> {
-        tensor.map(|t| super::ndarray_fast::relu(t).unwrap_or_else(B::relu))
+        tensor.map(|t| crate::kernels::ndarray::relu(t).unwrap_or_else(B::relu))
     }
 
     along_dim!(softmax, log_softmax, softmin);
 
     two!(gelu_backward(x, grad), sigmoid_backward(output, grad));
 
-    // One pass on NdArray (`ops::ndarray_fast`), the inner op elsewhere.
+    // One pass on NdArray (`kernels/ndarray/relu.rs`), the inner op elsewhere.
     fn relu_backward(output: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
         pair::<B>("relu_backward", output, grad, |o, g| {
-            super::ndarray_fast::relu_backward(o, g).unwrap_or_else(|(o, g)| B::relu_backward(o, g))
+            crate::kernels::ndarray::relu_backward(o, g)
+                .unwrap_or_else(|(o, g)| B::relu_backward(o, g))
         })
     }
 

@@ -5,13 +5,16 @@
 //! into physical ones, view a batched tensor as one row per member, and align the operands of
 //! binary ops. The alignment primitives the rest of the crate uses as well (`front`,
 //! `materialize`, `materialize_copy`, `align2`, `align_many`, `batched_shape`,
-//! `check_members`) live next to the tensor type in [`crate::tensor`].
+//! `check_members`) and the copy-free reshapes (`float_reshape`, `int_reshape`,
+//! `bool_reshape`) live next to the tensor type in [`crate::tensor`].
 
 use burn_backend::{Backend, BackendTypes, IntDType, Shape, Slice, TensorMetadata};
 
 use crate::tensor::{
     align2, check_members, materialize, materialize_copy, FloatKind, Kind, VmapTensor,
 };
+// The batching rules reach the copy-free reshapes through this file, with the rest.
+pub(crate) use crate::tensor::{bool_reshape, float_reshape, int_reshape};
 
 /// The inner float primitive of `B`.
 pub(crate) type FloatPrim<B> = <B as BackendTypes>::FloatTensorPrimitive;
@@ -209,25 +212,6 @@ pub(crate) fn reshape_float<B: Backend>(p: FloatPrim<B>, dims: Vec<usize>) -> Fl
     float_reshape::<B>(p, Shape::from(dims))
 }
 
-/// `B::float_reshape`, without a copy on NdArray when the array is contiguous
-/// (`ndarray_fast.rs`).
-pub(crate) fn float_reshape<B: Backend>(p: FloatPrim<B>, shape: Shape) -> FloatPrim<B> {
-    super::ndarray_fast::reshape(p, &shape).unwrap_or_else(|p| B::float_reshape(p, shape))
-}
-
-/// `B::int_reshape`, without a copy on NdArray when the array is contiguous.
-pub(crate) fn int_reshape<B: Backend>(p: IntPrim<B>, shape: Shape) -> IntPrim<B> {
-    super::ndarray_fast::reshape(p, &shape).unwrap_or_else(|p| B::int_reshape(p, shape))
-}
-
-/// `B::bool_reshape`, without a copy on NdArray when the array is contiguous.
-pub(crate) fn bool_reshape<B: Backend>(
-    p: burn_backend::tensor::BoolTensor<B>,
-    shape: Shape,
-) -> burn_backend::tensor::BoolTensor<B> {
-    super::ndarray_fast::reshape(p, &shape).unwrap_or_else(|p| B::bool_reshape(p, shape))
-}
-
 /// `int_reshape` to `dims`.
 pub(crate) fn reshape_int<B: Backend>(p: IntPrim<B>, dims: Vec<usize>) -> IntPrim<B> {
     int_reshape::<B>(p, Shape::from(dims))
@@ -246,6 +230,15 @@ pub(crate) fn dims_product(dims: &[usize]) -> usize {
 /// Concatenates dimension lists.
 pub(crate) fn concat_dims(parts: &[&[usize]]) -> Vec<usize> {
     parts.iter().flat_map(|p| p.iter().copied()).collect()
+}
+
+/// Slices every axis of `p` to `0..target[i]` when the shapes differ.
+pub(crate) fn crop_to<B: Backend>(p: FloatPrim<B>, target: &[usize]) -> FloatPrim<B> {
+    if shape_dims(&p) == target {
+        return p;
+    }
+    let slices: Vec<Slice> = target.iter().map(|&t| Slice::from(0..t)).collect();
+    B::float_slice(p, &slices)
 }
 
 /// `[K, N, ...] -> [K*N, ...]`.

@@ -78,7 +78,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     ) -> FloatTensor<Self> {
         // One independent draw per member: K different initialisations, K dropout masks.
         let physical = batched_shape(device.members, &shape);
-        let inner = super::ndarray_fast::random_float::<B>(&physical, distribution, device, dtype)
+        let inner = crate::lowering::random_float::<B>(&physical, distribution, device, dtype)
             .unwrap_or_else(|| B::float_random(physical, distribution, &device.inner, dtype));
         VmapTensor::batched(inner, device.members)
     }

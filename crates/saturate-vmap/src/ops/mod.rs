@@ -4,12 +4,9 @@
 mod activation;
 pub(crate) mod base;
 mod bool;
-pub(crate) mod conv_gemm;
-pub(crate) mod conv_host;
 mod float;
 mod int;
 mod module;
-pub(crate) mod ndarray_fast;
 mod qtensor;
 mod reciprocal;
 mod transaction;

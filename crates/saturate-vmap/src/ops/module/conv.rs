@@ -1,7 +1,11 @@
 //! Batching rules for the convolutions: conv1d/2d/3d, the transposed forms, deformable conv2d and unfold4d, with their gradients.
 
-use super::conv_lowering::*;
 use super::*;
+use crate::lowering::conv::{
+    conv_transpose2d_by_conv2d, gemm_conv_transpose, gemm_conv_transpose_x_backward, geometry,
+    geometry_transposed, host_bias_grad, loops_over_members, lowers_to_gemm, runs_on_host,
+    vmap_conv, vmap_conv_weight_grad, vmap_conv_x_grad,
+};
 
 /// `head` followed by the axes `start..start + count`.
 fn head_then_axes(head: &[usize], start: usize, count: usize) -> Vec<usize> {
@@ -24,15 +28,6 @@ fn split_members_from_channels<B: Backend>(p: FloatPrim<B>, k: usize) -> FloatPr
     let rest = d.len() - 2;
     let p = reshape_float::<B>(p, concat_dims(&[&[d[0], k, d[1] / k], &d[2..]]));
     permute_float::<B>(p, &head_then_axes(&[1, 0, 2], 3, rest))
-}
-
-/// Slices every axis of `p` to `0..target[i]` when the shapes differ.
-pub(super) fn crop_to<B: Backend>(p: FloatPrim<B>, target: &[usize]) -> FloatPrim<B> {
-    if shape_dims(&p) == target {
-        return p;
-    }
-    let slices: Vec<Slice> = target.iter().map(|&t| Slice::from(0..t)).collect();
-    B::float_slice(p, &slices)
 }
 
 /// An inner convolution (or transposed convolution) with the options captured and the group
@@ -309,10 +304,8 @@ fn conv_bias_grad<B: Backend>(
     let k = common_members(op, &[x.members, bias.members, grad.members]);
     let batched = grad.batched;
     let spatial = shape_dims(&grad.inner).len() - 2 - batched as usize;
-    if conv_lowering::<B>() == ConvLowering::HostGemm
-        && crate::ops::conv_host::applies::<B>(&grad.inner, spatial)
-    {
-        let out = crate::ops::conv_host::bias_grad::<B>(front::<B, FloatKind>(grad)); // [K', O]
+    if runs_on_host::<B>(&grad.inner, spatial) {
+        let out = host_bias_grad::<B>(front::<B, FloatKind>(grad)); // [K', O]
         return if batched {
             VmapTensor::batched(out, k)
         } else {
@@ -577,7 +570,7 @@ where
 {
     let op = Dims::<N>::NAMES.conv;
     if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv::<B>(op, x, weight, bias, &geometry(&options));
+        return vmap_conv::<B>(op, x, weight, bias, &geometry(&options));
     }
     let f = |x, w, b, g| Dims::<N>::conv::<B>(x, w, b, conv_options_with_groups(&options, g));
     conv_forward::<B>(op, x, weight, bias, options.groups, false, &f)
@@ -596,14 +589,7 @@ where
     check_members(op, x.members, weight.members);
     if lowers_to_gemm::<B>() {
         let input = x.shape().to_vec()[2..].to_vec();
-        return conv_gemm::vmap_conv_x_grad::<B>(
-            op,
-            output_grad,
-            weight,
-            None,
-            &geometry(&options),
-            &input,
-        );
+        return vmap_conv_x_grad::<B>(op, output_grad, weight, None, &geometry(&options), &input);
     }
     let o = x_backward_opts(&x.shape(), &weight.shape(), &output_grad.shape(), &options);
     let f = |x, w, b, g| {
@@ -630,7 +616,7 @@ where
     check_members(op, x.members, weight.members);
     let ks = weight.shape().to_vec()[2..].to_vec();
     if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv_weight_grad::<B>(op, x, output_grad, &geometry(&options), &ks);
+        return vmap_conv_weight_grad::<B>(op, x, output_grad, &geometry(&options), &ks);
     }
     let f = |a, b, g| {
         let o = swapped_opts(options.stride, options.padding, options.dilation, g);
@@ -701,13 +687,7 @@ where
     check_members(op, x.members, weight.members);
     let ks = weight.shape().to_vec()[2..].to_vec();
     if lowers_to_gemm::<B>() {
-        return conv_gemm::vmap_conv_weight_grad::<B>(
-            op,
-            output_grad,
-            x,
-            &geometry_transposed(&options),
-            &ks,
-        );
+        return vmap_conv_weight_grad::<B>(op, output_grad, x, &geometry_transposed(&options), &ks);
     }
     let f = |a, b, g| {
         let o = swapped_opts(options.stride, options.padding, options.dilation, g);

@@ -5,15 +5,15 @@
 //!   axis (`[K, N, ...] -> [K*N, ...]`), the inner op runs once, and the result is split again.
 //!   Operands of a multi-operand op are materialized (`[K, ...]`) when any of them is batched.
 //! - **convolutions** (conv1d/2d/3d, the transposed forms, their input and weight gradients) are
-//!   lowered, per inner backend type ([`ConvLowering`]), either to unfold + ONE K-batched matrix
-//!   product (`conv_gemm.rs`; every backend but NdArray by default), or to the inner backend's
-//!   own convolution (NdArray's default, bit-exact against plain NdArray): on NdArray one call
-//!   per member when input and weights are both batched; elsewhere an unbatched input with
-//!   batched weights runs against the K weight sets laid side by side in the output-channel axis
-//!   (reordered group-major when `groups > 1`); a batched input with batched weights folds K into
-//!   the channel axis with `groups * K`; a batched input with shared weights folds K into the
-//!   batch axis. The backward ops use the same folds, so every combination gives the exact
-//!   per-member gradient (a gradient with respect to a shared operand is batched, one per
+//!   lowered, per inner backend type ([`ConvLowering`](crate::ConvLowering)), either to unfold +
+//!   ONE K-batched matrix product (`lowering/conv.rs`; every backend but NdArray by default), or to
+//!   the inner backend's own convolution (NdArray's default, bit-exact against plain NdArray): on
+//!   NdArray one call per member when input and weights are both batched; elsewhere an unbatched
+//!   input with batched weights runs against the K weight sets laid side by side in the
+//!   output-channel axis (reordered group-major when `groups > 1`); a batched input with batched
+//!   weights folds K into the channel axis with `groups * K`; a batched input with shared weights
+//!   folds K into the batch axis. The backward ops use the same folds, so every combination gives
+//!   the exact per-member gradient (a gradient with respect to a shared operand is batched, one per
 //!   member, whenever another operand is batched).
 //! - **linear**: an unbatched input times batched weights is ONE matrix product against the
 //!   weights laid side by side (`[M, din] @ [din, K*dout]`); a batched input times shared weights
@@ -22,12 +22,12 @@
 //!   flattened `[K*V, D]` table.
 //!
 //! This file is the trait impl, one line per op; the rules live one file per family
-//! (`linear.rs`, `conv.rs` with its backend-specific lowerings in `conv_lowering.rs`, `pool.rs`, `interpolate.rs`, `attention.rs`, `norm.rs`, `ctc.rs`,
-//! `fft.rs`), the shape helpers they share in [`crate::ops::base`].
+//! (`linear.rs`, `conv.rs` with its backend-specific lowerings in `lowering/conv.rs`, `pool.rs`,
+//! `interpolate.rs`, `attention.rs`, `norm.rs`, `ctc.rs`, `fft.rs`), the shape helpers they share
+//! in [`crate::ops::base`].
 
 mod attention;
 mod conv;
-mod conv_lowering;
 mod ctc;
 mod fft;
 mod interpolate;
@@ -42,7 +42,6 @@ use burn_backend::{Backend, TensorMetadata};
 use burn_backend::{Shape, Slice};
 
 use crate::ops::base::*;
-use crate::ops::conv_gemm::{self, conv_lowering, ConvLowering, Geometry};
 use crate::tensor::*;
 use crate::Vmap;
 

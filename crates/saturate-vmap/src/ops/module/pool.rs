@@ -1,7 +1,7 @@
 //! Batching rules for average, adaptive-average and max pooling (forward and backward).
 
 use super::*;
-use crate::ops::ndarray_fast::{self, Pool2d};
+use crate::kernels::ndarray::{self as ndarray_fast, Pool2d};
 
 fn split_members_from_batch_int<B: Backend>(p: IntPrim<B>, k: usize) -> IntPrim<B> {
     let mut d = shape_dims(&p);

@@ -1,7 +1,7 @@
-//! [`ConvLowering::HostGemm`](super::conv_gemm::ConvLowering::HostGemm): 1-d and 2-d `f32`
+//! [`ConvLowering::HostGemm`](crate::ConvLowering::HostGemm): 1-d and 2-d `f32`
 //! convolutions computed on host buffers, one (member, image) pair at a time.
 //!
-//! The tensor-op lowering of `conv_gemm.rs` unfolds the whole `[K, N, ...]` input at once
+//! The tensor-op lowering of `lowering/conv.rs` unfolds the whole `[K, N, ...]` input at once
 //! (on the benchmark CNN at K = 8: 115 MB of columns per convolution) with one strided slice
 //! per kernel tap and a `cat`; on NdArray those copies, and the page faults of their fresh
 //! buffers, cost more than the matrix products (measured with `perf`). Here every
@@ -21,7 +21,9 @@
 //!
 //! The operands are read with the inner backend's `float_into_data` and the result written
 //! with `float_from_data`: one copy each way, free on CPU backends, a device round trip on a
-//! GPU (where this lowering is never the default).
+//! GPU (where this lowering is never the default). On NdArray the arrays are read in place, and
+//! the result is made as an NdArray array when the caller says `on_ndarray` (the backend's
+//! [`plan`](crate::lowering::plan)).
 
 use burn_backend::tensor::FloatTensor;
 use burn_backend::{Backend, DType, TensorData, TensorMetadata};
@@ -29,7 +31,7 @@ use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 
-use super::conv_gemm::{out_len, Geometry};
+use crate::kernels::{out_len, Geometry};
 
 type Fp<B> = FloatTensor<B>;
 
@@ -142,10 +144,16 @@ fn read<B: Backend>(p: Fp<B>) -> (Host, Vec<usize>) {
     (Host::Data(values), shape)
 }
 
-/// Makes a tensor of the inner backend from row-major values (on NdArray without a copy).
-fn write<B: Backend>(values: Vec<f32>, shape: Vec<usize>, device: &B::Device) -> Fp<B> {
+/// Makes a tensor of the inner backend from row-major values (on NdArray, `on_ndarray`, without
+/// a copy).
+fn write<B: Backend>(
+    values: Vec<f32>,
+    shape: Vec<usize>,
+    device: &B::Device,
+    on_ndarray: bool,
+) -> Fp<B> {
     #[cfg(feature = "ndarray")]
-    if crate::ops::conv_gemm::is_ndarray::<B>() {
+    if on_ndarray {
         let array = ndarray::Array::from_shape_vec(ndarray::IxDyn(&shape), values)
             .expect("saturate-vmap: host convolution result shape")
             .into_shared();
@@ -154,6 +162,8 @@ fn write<B: Backend>(values: Vec<f32>, shape: Vec<usize>, device: &B::Device) ->
             .downcast::<Fp<B>>()
             .expect("NdArray's float primitive is NdArrayTensor");
     }
+    #[cfg(not(feature = "ndarray"))]
+    let _ = on_ndarray;
     B::float_from_data(TensorData::new(values, shape), device)
 }
 
@@ -390,6 +400,7 @@ pub(crate) fn conv<B: Backend>(
     weight: Fp<B>,
     bias: Option<Fp<B>>,
     geo: &Geometry,
+    on_ndarray: bool,
 ) -> Fp<B> {
     let device = B::float_device(&x);
     let spatial = x.shape().num_dims() - 3;
@@ -442,7 +453,7 @@ pub(crate) fn conv<B: Backend>(
         shape.push(plan.oh);
     }
     shape.push(plan.ow);
-    write::<B>(y, shape, &device)
+    write::<B>(y, shape, &device, on_ndarray)
 }
 
 /// The input gradient of a convolution, which is also the forward of the transposed
@@ -453,6 +464,7 @@ pub(crate) fn conv_x_grad<B: Backend>(
     weight: Fp<B>,
     geo: &Geometry,
     input: &[usize],
+    on_ndarray: bool,
 ) -> Fp<B> {
     let device = B::float_device(&dy);
     let (dh, ds) = read::<B>(dy);
@@ -486,7 +498,7 @@ pub(crate) fn conv_x_grad<B: Backend>(
     );
     let mut shape = vec![k, n, c];
     shape.extend_from_slice(input);
-    write::<B>(dx, shape, &device)
+    write::<B>(dx, shape, &device, on_ndarray)
 }
 
 /// The weight gradient of a convolution: `x` `[K', N, C, S...]`, `dy` `[K', N, O, out...]` to
@@ -496,6 +508,7 @@ pub(crate) fn conv_weight_grad<B: Backend>(
     dy: Fp<B>,
     geo: &Geometry,
     kernel: &[usize],
+    on_ndarray: bool,
 ) -> Fp<B> {
     let device = B::float_device(&x);
     let (xh, xs) = read::<B>(x);
@@ -548,13 +561,13 @@ pub(crate) fn conv_weight_grad<B: Backend>(
         });
     let mut shape = vec![k, o, cg];
     shape.extend_from_slice(kernel);
-    write::<B>(dw, shape, &device)
+    write::<B>(dw, shape, &device, on_ndarray)
 }
 
 /// The bias gradient of a convolution: `dy` `[K', N, O, out...]` summed over the images and
 /// positions to `[K', O]`, per (member, channel) in a fixed order (each image's positions, then
 /// the images).
-pub(crate) fn bias_grad<B: Backend>(dy: Fp<B>) -> Fp<B> {
+pub(crate) fn bias_grad<B: Backend>(dy: Fp<B>, on_ndarray: bool) -> Fp<B> {
     let device = B::float_device(&dy);
     let (dh, ds) = read::<B>(dy);
     let dv = dh.values();
@@ -567,7 +580,7 @@ pub(crate) fn bias_grad<B: Backend>(dy: Fp<B>) -> Fp<B> {
             .map(|img| lanes_sum(&dv[((m * n + img) * o + ch) * p..][..p]))
             .sum();
     });
-    write::<B>(db, vec![k, o], &device)
+    write::<B>(db, vec![k, o], &device, on_ndarray)
 }
 
 /// The sum of `v` in eight interleaved partial sums (vectorised), then the remainder: a fixed

@@ -18,141 +18,39 @@
 //! inner backend's direct convolution, so results agree with it to floating-point tolerance,
 //! not bit for bit.
 //!
-//! Which lowering an inner backend gets is [`ConvLowering`], chosen per backend type
-//! ([`conv_lowering`], [`set_conv_lowering`]).
+//! Which lowering an inner backend gets is [`ConvLowering`], from the backend's
+//! [`plan`] (chosen per backend type: [`conv_lowering`](super::conv_lowering),
+//! [`set_conv_lowering`](super::set_conv_lowering)). This file holds the glue of each:
+//!
+//! - [`ConvLowering::BatchedGemm`] (every backend but NdArray by default): the unfold + GEMM
+//!   above, and the transposed forms on it ([`gemm_conv_transpose`],
+//!   [`gemm_conv_transpose_x_backward`]).
+//! - [`ConvLowering::HostGemm`] (NdArray's default): the same glue, then per-member kernels on
+//!   host buffers (`kernels/ndarray/conv.rs`) for the convolutions they take ([`runs_on_host`]).
+//! - [`ConvLowering::InnerConvolution`]: the batching rules of `ops/module/conv.rs` around the
+//!   inner backend's own convolution, with two choices made here: on NdArray one inner call per
+//!   member when input and weights are both batched ([`loops_over_members`]), and the input
+//!   gradient of a 2-d convolution as an ordinary convolution ([`conv_transpose2d_by_conv2d`];
+//!   NdArray's `conv_transpose2d` is naive).
 
-use std::any::TypeId;
-use std::collections::HashMap;
-use std::sync::{OnceLock, RwLock};
-
+use burn_backend::ops::{ConvOptions, ConvTransposeOptions};
 use burn_backend::tensor::FloatTensor;
 use burn_backend::{Backend, Shape, Slice, TensorMetadata};
 
-use super::conv_host;
+use super::{plan, ConvLowering, Kernels};
+use crate::kernels::ndarray::conv as host;
+use crate::kernels::{out_len, Geometry};
+use crate::ops::base::{concat_dims, crop_to, reshape_float, shape_dims, FloatPrim};
 use crate::tensor::{check_members, front, FloatKind, VmapTensor};
 
 type Fp<B> = FloatTensor<B>;
-
-/// How [`Vmap`](crate::Vmap) computes a convolution (conv1d/2d/3d, the transposed forms, and
-/// their input and weight gradients) on an inner backend.
-///
-/// The default is chosen by the inner backend's type ([`conv_lowering`]): NdArray gets the fast
-/// [`HostGemm`](Self::HostGemm) (a member of a group equals itself as a group of one bit for
-/// bit, and plain NdArray to rounding); every other backend gets
-/// [`BatchedGemm`](Self::BatchedGemm). [`set_conv_lowering`] changes it per backend type, e.g.
-/// to [`InnerConvolution`](Self::InnerConvolution) for bit-for-bit parity with plain NdArray.
-///
-/// On the benchmark CNN (SmallCNN(16), batch 128, one training step of K = 8 members, NdArray,
-/// 2 cores; book: CPU backends) `InnerConvolution` took 2.3 s, `BatchedGemm` 1.35 s and
-/// `HostGemm` 0.32 s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConvLowering {
-    /// Unfold (im2col) + one K-batched matrix product `[K, M, k] @ [K, k, N]`, the groups a
-    /// second batch axis. Much faster on NdArray, whose direct convolution (built without
-    /// `simd`) is a scalar loop while its matrix product is blocked and vectorised (book:
-    /// Benchmarks), but it sums in another order than NdArray's convolution: results agree with
-    /// plain NdArray to rounding (1-2 ulp per convolution), not bit for bit. On CubeCL backends
-    /// the implicit-GEMM convolution requires `groups == 1`, so a member axis folded into the
-    /// groups would fall back to the direct kernel; batched matrix products do not.
-    BatchedGemm,
-    /// The inner backend's own convolution: on NdArray one call per member when input and
-    /// weights are both per member, elsewhere one call with the member axis folded into the
-    /// channel groups; a shared input runs against the K weight sets side by side in the output
-    /// channels, shared weights fold K into the batch. Per-member results equal the member's
-    /// own convolution on the inner backend bit for bit on NdArray: the choice for checking a
-    /// group against plain NdArray, at several times the cost of
-    /// [`HostGemm`](Self::HostGemm) (NdArray's direct convolution is a scalar loop).
-    InnerConvolution,
-    /// Unfold (im2col) + matrix products on host memory, one (member, image) pair at a time,
-    /// the pairs in parallel (`ops/conv_host.rs`): for `f32` convolutions with one or two
-    /// spatial axes on CPU backends, whose tensors live in host memory (elsewhere it costs a
-    /// device round trip per operand). Each member's unfolded image stays in cache, where
-    /// [`BatchedGemm`](Self::BatchedGemm) materialises the columns of all K members at once.
-    /// A member's result does not depend on K or on the thread count, so a group member equals
-    /// itself trained alone under this lowering bit for bit; against the inner backend's own
-    /// convolution it agrees to rounding. Other convolutions (3-d, other dtypes) take
-    /// [`BatchedGemm`](Self::BatchedGemm). The default on NdArray.
-    HostGemm,
-}
-
-fn registry() -> &'static RwLock<HashMap<TypeId, ConvLowering>> {
-    static CHOSEN: OnceLock<RwLock<HashMap<TypeId, ConvLowering>>> = OnceLock::new();
-    CHOSEN.get_or_init(Default::default)
-}
-
-/// Chooses how `Vmap<B>` computes convolutions, for the inner backend type `B` (process-wide;
-/// takes effect at the next convolution). Without a choice, the default of
-/// [`conv_lowering`].
-///
-/// ```
-/// use burn::backend::NdArray;
-/// use saturate_vmap::{conv_lowering, set_conv_lowering, ConvLowering};
-///
-/// // NdArray's own convolutions: a group member equals plain NdArray bit for bit, slower.
-/// assert_eq!(conv_lowering::<NdArray>(), ConvLowering::HostGemm);
-/// set_conv_lowering::<NdArray>(ConvLowering::InnerConvolution);
-/// assert_eq!(conv_lowering::<NdArray>(), ConvLowering::InnerConvolution);
-/// ```
-pub fn set_conv_lowering<B: Backend>(lowering: ConvLowering) {
-    registry()
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .insert(TypeId::of::<B>(), lowering);
-}
-
-/// The convolution lowering `Vmap<B>` uses for the inner backend type `B`: the one set with
-/// [`set_conv_lowering`], else [`ConvLowering::HostGemm`] for NdArray and
-/// [`ConvLowering::BatchedGemm`] for every other backend.
-pub fn conv_lowering<B: Backend>() -> ConvLowering {
-    let chosen = registry()
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .get(&TypeId::of::<B>())
-        .copied();
-    chosen.unwrap_or(if is_ndarray::<B>() {
-        ConvLowering::HostGemm
-    } else {
-        ConvLowering::BatchedGemm
-    })
-}
-
-/// Whether `B` is burn-ndarray's backend (f32 or f64 floats, i32 or i64 ints, the default
-/// quantized element).
-pub(crate) fn is_ndarray<B: Backend>() -> bool {
-    #[cfg(feature = "ndarray")]
-    {
-        use burn_ndarray::NdArray;
-        let id = TypeId::of::<B>();
-        [
-            TypeId::of::<NdArray<f32, i64>>(),
-            TypeId::of::<NdArray<f32, i32>>(),
-            TypeId::of::<NdArray<f64, i64>>(),
-            TypeId::of::<NdArray<f64, i32>>(),
-        ]
-        .contains(&id)
-    }
-    #[cfg(not(feature = "ndarray"))]
-    {
-        false
-    }
-}
-
-/// Stride, padding, dilation (one per spatial axis) and group count of a convolution. For a
-/// transposed convolution: those of the convolution it transposes.
-#[derive(Clone, Debug)]
-pub(crate) struct Geometry {
-    pub stride: Vec<usize>,
-    pub padding: Vec<usize>,
-    pub dilation: Vec<usize>,
-    pub groups: usize,
-}
 
 fn dims<B: Backend>(p: &Fp<B>) -> Vec<usize> {
     p.shape().to_vec()
 }
 
 fn reshape<B: Backend>(p: Fp<B>, dims: Vec<usize>) -> Fp<B> {
-    crate::ops::base::float_reshape::<B>(p, Shape::from(dims))
+    crate::tensor::float_reshape::<B>(p, Shape::from(dims))
 }
 
 fn full(n: usize) -> Slice {
@@ -164,17 +62,6 @@ fn axes(head: &[usize], start: usize, count: usize) -> Vec<usize> {
     let mut a = head.to_vec();
     a.extend(start..start + count);
     a
-}
-
-/// The output length of a convolution along one axis.
-pub(crate) fn out_len(
-    len: usize,
-    kernel: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
-) -> usize {
-    (len + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1
 }
 
 /// Every kernel tap (multi-index over `kernel`), row-major: the order of the flattened weights.
@@ -271,23 +158,34 @@ fn grad_rows<B: Backend>(dy: Fp<B>, g: usize) -> Fp<B> {
     reshape::<B>(dy, vec![kd, g, o / g, n * positions])
 }
 
+/// Whether a convolution whose operand `x` has `spatial` spatial axes runs on the host kernels
+/// of [`ConvLowering::HostGemm`].
+pub(crate) fn runs_on_host<B: Backend>(x: &Fp<B>, spatial: usize) -> bool {
+    plan::<B>().conv == ConvLowering::HostGemm && host::applies::<B>(x, spatial)
+}
+
 /// Whether this convolution (operand `x` in front form `[K', N, C, S...]`) runs on the host
 /// kernels of [`ConvLowering::HostGemm`].
 fn host_lowering<B: Backend>(x: &Fp<B>) -> bool {
-    conv_lowering::<B>() == ConvLowering::HostGemm
-        && conv_host::applies::<B>(x, dims::<B>(x).len() - 3)
+    runs_on_host::<B>(x, dims::<B>(x).len() - 3)
+}
+
+/// Whether the host kernels write their results as NdArray arrays (no copy): `B` is NdArray.
+fn host_on_ndarray<B: Backend>() -> bool {
+    plan::<B>().kernels == Kernels::NdArray
+}
+
+/// The bias gradient of a convolution on the host kernels ([`runs_on_host`]): `dy`
+/// `[K', N, O, out...]` to `[K', O]`.
+pub(crate) fn host_bias_grad<B: Backend>(dy: Fp<B>) -> Fp<B> {
+    host::bias_grad::<B>(dy, host_on_ndarray::<B>())
 }
 
 /// A convolution: `x` `[K', N, C, S...]`, weights `[K', O, C/g, kernel...]`, bias `[K', O]`
 /// (each `K'` in `{1, K}`) to `[K', N, O, out...]`.
-pub(crate) fn conv<B: Backend>(
-    x: Fp<B>,
-    weight: Fp<B>,
-    bias: Option<Fp<B>>,
-    geo: &Geometry,
-) -> Fp<B> {
+fn conv<B: Backend>(x: Fp<B>, weight: Fp<B>, bias: Option<Fp<B>>, geo: &Geometry) -> Fp<B> {
     if host_lowering::<B>(&x) {
-        return conv_host::conv::<B>(x, weight, bias, geo);
+        return host::conv::<B>(x, weight, bias, geo, host_on_ndarray::<B>());
     }
     let xd = dims::<B>(&x);
     let wd = dims::<B>(&weight);
@@ -332,14 +230,9 @@ fn bias_column<B: Backend>(bias: Fp<B>, spatial: usize) -> Fp<B> {
 /// The input gradient of a convolution, which is also the forward of the transposed
 /// convolution: `dy` `[K', N, O, out...]`, weights `[K', O, C/g, kernel...]` to
 /// `[K', N, C, input...]` for the input size `input`.
-pub(crate) fn conv_x_grad<B: Backend>(
-    dy: Fp<B>,
-    weight: Fp<B>,
-    geo: &Geometry,
-    input: &[usize],
-) -> Fp<B> {
+fn conv_x_grad<B: Backend>(dy: Fp<B>, weight: Fp<B>, geo: &Geometry, input: &[usize]) -> Fp<B> {
     if host_lowering::<B>(&dy) {
-        return conv_host::conv_x_grad::<B>(dy, weight, geo, input);
+        return host::conv_x_grad::<B>(dy, weight, geo, input, host_on_ndarray::<B>());
     }
     let dd = dims::<B>(&dy);
     let wd = dims::<B>(&weight);
@@ -392,14 +285,9 @@ pub(crate) fn conv_x_grad<B: Backend>(
 
 /// The weight gradient of a convolution: `x` `[K', N, C, S...]`, `dy` `[K', N, O, out...]` to
 /// `[K', O, C/g, kernel...]`.
-pub(crate) fn conv_weight_grad<B: Backend>(
-    x: Fp<B>,
-    dy: Fp<B>,
-    geo: &Geometry,
-    kernel: &[usize],
-) -> Fp<B> {
+fn conv_weight_grad<B: Backend>(x: Fp<B>, dy: Fp<B>, geo: &Geometry, kernel: &[usize]) -> Fp<B> {
     if host_lowering::<B>(&x) {
-        return conv_host::conv_weight_grad::<B>(x, dy, geo, kernel);
+        return host::conv_weight_grad::<B>(x, dy, geo, kernel, host_on_ndarray::<B>());
     }
     let c = dims::<B>(&x)[2];
     let dd = dims::<B>(&dy);
@@ -493,4 +381,207 @@ pub(crate) fn vmap_conv_weight_grad<B: Backend>(
     let batched = x.batched || dy.batched;
     let dw = conv_weight_grad::<B>(front_of::<B>(x), front_of::<B>(dy), geo, kernel);
     from_front::<B>(dw, batched, k)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The other lowerings: the choice between them, the transposed forms on unfold + GEMM, and the
+// 2-d input gradient as a convolution.
+// ---------------------------------------------------------------------------------------------
+
+/// Whether convolutions whose input and weights are both per member run as one inner call per
+/// member instead of one grouped call with K times the groups (under
+/// [`ConvLowering::InnerConvolution`]).
+///
+/// NdArray's convolution handles one group set well but many groups poorly, so on NdArray a loop
+/// over members is faster (measured on the benchmark CNN with `perf`). On GPU backends one
+/// grouped launch is the efficient form.
+pub(crate) fn loops_over_members<B: Backend>() -> bool {
+    plan::<B>().conv_per_member
+}
+
+/// Whether `Vmap<B>` lowers convolutions to unfold + one batched matrix product.
+pub(crate) fn lowers_to_gemm<B: Backend>() -> bool {
+    matches!(
+        plan::<B>().conv,
+        ConvLowering::BatchedGemm | ConvLowering::HostGemm
+    )
+}
+
+pub(crate) fn geometry<const N: usize>(o: &ConvOptions<N>) -> Geometry {
+    Geometry {
+        stride: o.stride.to_vec(),
+        padding: o.padding.to_vec(),
+        dilation: o.dilation.to_vec(),
+        groups: o.groups,
+    }
+}
+
+pub(crate) fn geometry_transposed<const N: usize>(o: &ConvTransposeOptions<N>) -> Geometry {
+    Geometry {
+        stride: o.stride.to_vec(),
+        padding: o.padding.to_vec(),
+        dilation: o.dilation.to_vec(),
+        groups: o.groups,
+    }
+}
+
+/// The output size of a transposed convolution of input `x_shape` and weights `w_shape`.
+fn conv_transpose_output_size<const N: usize>(
+    x_shape: &[usize],
+    w_shape: &[usize],
+    o: &ConvTransposeOptions<N>,
+) -> Vec<usize> {
+    (0..N)
+        .map(|i| {
+            (x_shape[2 + i] - 1) * o.stride[i]
+                + o.dilation[i] * (w_shape[2 + i] - 1)
+                + 1
+                + o.padding_out[i]
+                - 2 * o.padding[i]
+        })
+        .collect()
+}
+
+/// The transposed convolution with unfold + batched matrix products.
+pub(crate) fn gemm_conv_transpose<B: Backend, const N: usize>(
+    op: &str,
+    x: VmapTensor<FloatPrim<B>>,
+    weight: VmapTensor<FloatPrim<B>>,
+    bias: Option<VmapTensor<FloatPrim<B>>>,
+    o: &ConvTransposeOptions<N>,
+) -> VmapTensor<FloatPrim<B>> {
+    let target = conv_transpose_output_size(&x.shape(), &weight.shape(), o);
+    vmap_conv_x_grad::<B>(op, x, weight, bias, &geometry_transposed(o), &target)
+}
+
+/// The input gradient of a transposed convolution with unfold + batched matrix products: a
+/// convolution, sliced to the input size.
+pub(crate) fn gemm_conv_transpose_x_backward<B: Backend, const N: usize>(
+    op: &str,
+    weight: VmapTensor<FloatPrim<B>>,
+    grad: VmapTensor<FloatPrim<B>>,
+    o: &ConvTransposeOptions<N>,
+) -> VmapTensor<FloatPrim<B>> {
+    let w_shape = weight.shape().to_vec();
+    let g_shape = grad.shape().to_vec();
+    let out = vmap_conv::<B>(op, grad, weight, None, &geometry_transposed(o));
+    let mut target = out.shape().to_vec();
+    for i in 0..N {
+        let (k, s, p, po, d) = (
+            w_shape[2 + i],
+            o.stride[i],
+            o.padding[i],
+            o.padding_out[i],
+            o.dilation[i],
+        );
+        target[2 + i] = (g_shape[2 + i] + 2 * p - d * (k - 1) - po - 1) / s + 1;
+    }
+    let (batched, k) = (out.batched, out.members);
+    let target = if batched {
+        concat_dims(&[&[k], &target])
+    } else {
+        target
+    };
+    VmapTensor::new(crop_to::<B>(out.inner, &target), batched, k)
+}
+
+/// A 2-d transposed convolution computed as an ordinary convolution: the input is dilated by
+/// the stride and padded, the weights are flipped with their channel roles swapped per group.
+///
+/// Used for `conv2d_x_backward`: some inner backends (NdArray) have a fast `conv2d` but a
+/// naive `conv_transpose2d`, which made the input gradient of a convolution dominate a CNN's
+/// training step (86% of it, measured with `perf`).
+pub(crate) fn conv_transpose2d_by_conv2d<B: Backend>(
+    x: FloatPrim<B>,
+    weight: FloatPrim<B>,
+    bias: Option<FloatPrim<B>>,
+    o: ConvTransposeOptions<2>,
+) -> FloatPrim<B> {
+    let xd = shape_dims(&x); // [N, Cin, H, W]
+    let wd = shape_dims(&weight); // [Cin, Cout/g, kh, kw]
+    let g = o.groups;
+    let (n, c_in, h, w) = (xd[0], xd[1], xd[2], xd[3]);
+    let (c_out_g, kh, kw) = (wd[1], wd[2], wd[3]);
+    let device = B::float_device(&x);
+    let dtype: burn_backend::FloatDType = x.dtype().into();
+    // Dilate by the stride: [N, C, H, 1, W, 1] -> zeros appended -> [N, C, H*s, W*s], cropped.
+    let (sh, sw) = (o.stride[0], o.stride[1]);
+    let mut xs = x;
+    if sh > 1 || sw > 1 {
+        let x6 = reshape_float::<B>(xs, vec![n, c_in, h, 1, w, 1]);
+        let x6 = if sh > 1 {
+            let z = B::float_zeros(Shape::from(vec![n, c_in, h, sh - 1, w, 1]), &device, dtype);
+            B::float_cat(vec![x6, z], 3)
+        } else {
+            x6
+        };
+        let x6 = if sw > 1 {
+            let z = B::float_zeros(Shape::from(vec![n, c_in, h, sh, w, sw - 1]), &device, dtype);
+            B::float_cat(vec![x6, z], 5)
+        } else {
+            x6
+        };
+        let full = reshape_float::<B>(x6, vec![n, c_in, h * sh, w * sw]);
+        xs = B::float_slice(
+            full,
+            &[
+                Slice::from(0..n),
+                Slice::from(0..c_in),
+                Slice::from(0..(h - 1) * sh + 1),
+                Slice::from(0..(w - 1) * sw + 1),
+            ],
+        );
+    }
+    // Pad (or crop) so that a stride-1 convolution gives the transposed convolution's output.
+    let dh = shape_dims(&xs)[2];
+    let dw = shape_dims(&xs)[3];
+    let lo = [
+        (o.dilation[0] * (kh - 1)) as isize - o.padding[0] as isize,
+        (o.dilation[1] * (kw - 1)) as isize - o.padding[1] as isize,
+    ];
+    let hi = [
+        lo[0] + o.padding_out[0] as isize,
+        lo[1] + o.padding_out[1] as isize,
+    ];
+    let ph = (dh as isize + lo[0] + hi[0]).max(0) as usize;
+    let pw = (dw as isize + lo[1] + hi[1]).max(0) as usize;
+    // Source row i lands at row i + lo; rows outside [0, ph) are cropped.
+    let range = |lo: isize, len: usize, padded: usize| {
+        let from = (-lo).max(0) as usize;
+        let to = (len as isize).min(padded as isize - lo).max(from as isize) as usize;
+        (from, to, (from as isize + lo) as usize)
+    };
+    let (fh, th, oh) = range(lo[0], dh, ph);
+    let (fw, tw, ow) = range(lo[1], dw, pw);
+    let src = B::float_slice(
+        xs,
+        &[
+            Slice::from(0..n),
+            Slice::from(0..c_in),
+            Slice::from(fh..th),
+            Slice::from(fw..tw),
+        ],
+    );
+    let padded = B::float_slice_assign(
+        B::float_zeros(Shape::from(vec![n, c_in, ph, pw]), &device, dtype),
+        &[
+            Slice::from(0..n),
+            Slice::from(0..c_in),
+            Slice::from(oh..oh + (th - fh)),
+            Slice::from(ow..ow + (tw - fw)),
+        ],
+        src,
+    );
+    // Weights [g*cin_g, cout_g, kh, kw] -> [g*cout_g, cin_g, kh, kw], spatially flipped.
+    let cin_g = c_in / g;
+    let wt = reshape_float::<B>(weight, vec![g, cin_g, c_out_g, kh, kw]);
+    let wt = B::float_swap_dims(wt, 1, 2);
+    let wt = reshape_float::<B>(wt, vec![g * c_out_g, cin_g, kh, kw]);
+    let wt = B::float_flip(wt, &[2, 3]);
+    B::conv2d(
+        padded,
+        wt,
+        bias,
+        ConvOptions::new([1, 1], [0, 0], o.dilation, g),
+    )
 }

@@ -1,0 +1,29 @@
+//! Host kernels on NdArray's buffers, reached by downcasting the inner primitive (no
+//! `unsafe`), one file per op family.
+//!
+//! - `conv.rs`: the host convolution of
+//!   [`ConvLowering::HostGemm`](crate::ConvLowering::HostGemm) (im2col + GEMM per (member,
+//!   image) pair). It runs on any backend's host copy of its operands; on NdArray it reads and
+//!   writes the arrays themselves.
+//! - `random.rs`: counter-based `f32` draws (dropout's masks, initialisations): other values
+//!   than NdArray's own draw, so [`lowering::plan`](crate::lowering::plan) decides who gets them.
+//! - `reshape.rs`, `relu.rs`, `pool.rs`: the copy-free reshape, one-pass `relu` and
+//!   `relu_backward`, and the 2-d max pool with its backward. They give the same values as the
+//!   backend's own op, bit for bit, and hand back any tensor that is not an NdArray array in the
+//!   layout they need, so the batching rules try them directly.
+//!
+//! Without the crate's `ndarray` feature only the host convolution is compiled (reading through
+//! `float_into_data`); the other kernels hand every tensor back.
+
+#[cfg(feature = "ndarray")]
+mod base;
+pub(crate) mod conv;
+mod pool;
+mod random;
+mod relu;
+mod reshape;
+
+pub(crate) use pool::{max_pool2d_backward, max_pool2d_with_indices, Pool2d};
+pub(crate) use random::random_float;
+pub(crate) use relu::{relu, relu_backward};
+pub(crate) use reshape::reshape;

@@ -1,0 +1,114 @@
+//! **relu** and **relu_backward**: burn-ndarray's `relu` (`clamp_min`) copies a shared array
+//! before mapping it in place; burn's default `relu_backward` (`lower_equal_elem` then
+//! `mask_fill`) makes a bool mask and walks both arrays twice (a tenth of the CNN step at
+//! K = 8). Here one parallel pass each: `relu` in place when its array is not shared, and
+//! otherwise both collect their output straight into a new buffer (no zero fill first:
+//! 1.7x faster than zeroing and overwriting 51 MB on the AVX2 machine).
+
+#[cfg(feature = "ndarray")]
+use super::base::{to_tensor, ELEMENTWISE_CHUNK};
+
+/// burn-ndarray's `relu` (`clamp_min(x, 0)`: `if x < 0 { 0 } else { x }`, so NaN and `-0.0`
+/// pass through) on an `f32` NdArray tensor in row-major layout: in place when the array is not
+/// shared, otherwise written once into a new buffer. Other tensors back unchanged.
+#[cfg(feature = "ndarray")]
+pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
+    use burn_ndarray::NdArrayTensor;
+    use rayon::prelude::*;
+
+    let any: Box<dyn std::any::Any> = Box::new(p);
+    let storage = match any.downcast::<NdArrayTensor>() {
+        Ok(t) => match *t {
+            NdArrayTensor::F32(storage) => storage,
+            other => return Err(to_tensor(other)),
+        },
+        Err(any) => return Err(*any.downcast::<P>().expect("the same type")),
+    };
+    let unique = storage.is_unique();
+    let mut array = storage.into_shared();
+    if !array.is_standard_layout() {
+        return Err(to_tensor(NdArrayTensor::from(array)));
+    }
+    let relu = |x: f32| if x < 0.0 { 0.0 } else { x };
+    if unique {
+        // Unique: `as_slice_mut` neither copies nor reallocates.
+        let values = array.as_slice_mut().expect("row-major");
+        values
+            .par_chunks_mut(ELEMENTWISE_CHUNK)
+            .for_each(|chunk| chunk.iter_mut().for_each(|x| *x = relu(*x)));
+        return Ok(to_tensor(NdArrayTensor::from(array)));
+    }
+    let out: Vec<f32> = array
+        .as_slice()
+        .expect("row-major")
+        .par_iter()
+        .with_min_len(ELEMENTWISE_CHUNK)
+        .map(|&x| relu(x))
+        .collect();
+    let out = ndarray::Array::from_shape_vec(array.raw_dim(), out)
+        .expect("the same shape")
+        .into_shared();
+    Ok(to_tensor(NdArrayTensor::from(out)))
+}
+
+/// `grad` where `output > 0`, else 0 (burn's `relu_backward`: `mask_fill(grad, output <= 0,
+/// 0)`), for two `f32` NdArray tensors of one shape in row-major layout; otherwise both back
+/// unchanged.
+#[cfg(feature = "ndarray")]
+pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)> {
+    use burn_ndarray::NdArrayTensor;
+    use rayon::prelude::*;
+    use std::any::Any;
+
+    let back = |t: NdArrayTensor| -> P {
+        *(Box::new(t) as Box<dyn Any>)
+            .downcast::<P>()
+            .expect("the same type")
+    };
+    let (o, g): (Box<dyn Any>, Box<dyn Any>) = (Box::new(output), Box::new(grad));
+    let (o, g) = match (o.downcast::<NdArrayTensor>(), g.downcast::<NdArrayTensor>()) {
+        (Ok(o), Ok(g)) => (*o, *g),
+        (o, g) => {
+            let undo = |r: Result<Box<NdArrayTensor>, Box<dyn Any>>| -> P {
+                match r {
+                    Ok(t) => back(*t),
+                    Err(a) => *a.downcast::<P>().expect("the same type"),
+                }
+            };
+            return Err((undo(o), undo(g)));
+        }
+    };
+    let (os, gs) = match (o, g) {
+        (NdArrayTensor::F32(os), NdArrayTensor::F32(gs)) => (os, gs),
+        (o, g) => return Err((back(o), back(g))),
+    };
+    let (oa, ga) = (os.into_shared(), gs.into_shared());
+    let (Some(ov), Some(gv)) = (oa.as_slice(), ga.as_slice()) else {
+        return Err((back(NdArrayTensor::from(oa)), back(NdArrayTensor::from(ga))));
+    };
+    if oa.shape() != ga.shape() {
+        return Err((back(NdArrayTensor::from(oa)), back(NdArrayTensor::from(ga))));
+    }
+    let out: Vec<f32> = ov
+        .par_iter()
+        .zip(gv.par_iter())
+        .with_min_len(ELEMENTWISE_CHUNK)
+        .map(|(&o, &g)| if o <= 0.0 { 0.0 } else { g })
+        .collect();
+    let array = ndarray::Array::from_shape_vec(oa.raw_dim(), out)
+        .expect("the same shape")
+        .into_shared();
+    Ok(back(NdArrayTensor::from(array)))
+}
+
+/// Without NdArray compiled in, every backend takes its own `relu`.
+#[cfg(not(feature = "ndarray"))]
+pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
+    Err(p)
+}
+
+/// Without NdArray compiled in, every backend takes its own `relu_backward`.
+#[cfg(not(feature = "ndarray"))]
+pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)> {
+    Err((output, grad))
+}

@@ -1,0 +1,208 @@
+//! Which implementation each op family gets on which inner backend: the one place that
+//! recognises a backend by its type.
+//!
+//! [`plan`] answers, for the inner backend type `B`, a [`Plan`]: how convolutions are computed
+//! ([`ConvLowering`]: `B`'s default unless [`set_conv_lowering`] chose another), whether
+//! convolutions whose input and weights are both batched loop over the members, and which host
+//! kernels apply ([`Kernels`]). Every choice that depends on the backend asks it: the
+//! convolution lowerings (`conv.rs`, reached from `ops/module/conv.rs`), the host convolution's
+//! output, and `float_random` ([`random_float`]).
+//!
+//! Adding a backend means adding one module under `kernels/` (its host kernels, on its own
+//! buffers) and one arm in [`plan`] (recognising its type and naming its [`Plan`]); the compiler
+//! then points to each `match` on [`Kernels`] that must say which of its kernels to call.
+//!
+//! Not decided here, by design:
+//! - kernels that give the inner op's values bit for bit (the copy-free reshape, `relu` and
+//!   `relu_backward`, the 2-d max pool and its backward, in `kernels/ndarray/`) check the
+//!   tensor they are given themselves (a downcast that hands back any other tensor), so the
+//!   batching rules try them directly, with no decision to make;
+//! - whether the inner `recip` is exact is measured per backend type by a probe
+//!   (`ops/reciprocal.rs`), not looked up: it depends on how the backend was built (burn-ndarray
+//!   with or without `simd`), which its type does not tell.
+
+pub(crate) mod conv;
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
+
+use burn_backend::tensor::FloatTensor;
+use burn_backend::{Backend, Distribution, FloatDType, Shape};
+
+use crate::VmapDevice;
+
+/// How [`Vmap`](crate::Vmap) computes a convolution (conv1d/2d/3d, the transposed forms, and
+/// their input and weight gradients) on an inner backend.
+///
+/// The default is chosen by the inner backend's type ([`conv_lowering`]): NdArray gets the fast
+/// [`HostGemm`](Self::HostGemm) (a member of a group equals itself as a group of one bit for
+/// bit, and plain NdArray to rounding); every other backend gets
+/// [`BatchedGemm`](Self::BatchedGemm). [`set_conv_lowering`] changes it per backend type, e.g.
+/// to [`InnerConvolution`](Self::InnerConvolution) for bit-for-bit parity with plain NdArray.
+///
+/// On the benchmark CNN (SmallCNN(16), batch 128, one training step of K = 8 members, NdArray,
+/// 2 cores; book: CPU backends) `InnerConvolution` took 2.3 s, `BatchedGemm` 1.35 s and
+/// `HostGemm` 0.32 s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvLowering {
+    /// Unfold (im2col) + one K-batched matrix product `[K, M, k] @ [K, k, N]`, the groups a
+    /// second batch axis. Much faster on NdArray, whose direct convolution (built without
+    /// `simd`) is a scalar loop while its matrix product is blocked and vectorised (book:
+    /// Benchmarks), but it sums in another order than NdArray's convolution: results agree with
+    /// plain NdArray to rounding (1-2 ulp per convolution), not bit for bit. On CubeCL backends
+    /// the implicit-GEMM convolution requires `groups == 1`, so a member axis folded into the
+    /// groups would fall back to the direct kernel; batched matrix products do not.
+    BatchedGemm,
+    /// The inner backend's own convolution: on NdArray one call per member when input and
+    /// weights are both per member, elsewhere one call with the member axis folded into the
+    /// channel groups; a shared input runs against the K weight sets side by side in the output
+    /// channels, shared weights fold K into the batch. Per-member results equal the member's
+    /// own convolution on the inner backend bit for bit on NdArray: the choice for checking a
+    /// group against plain NdArray, at several times the cost of
+    /// [`HostGemm`](Self::HostGemm) (NdArray's direct convolution is a scalar loop).
+    InnerConvolution,
+    /// Unfold (im2col) + matrix products on host memory, one (member, image) pair at a time,
+    /// the pairs in parallel (`kernels/ndarray/conv.rs`): for `f32` convolutions with one or two
+    /// spatial axes on CPU backends, whose tensors live in host memory (elsewhere it costs a
+    /// device round trip per operand). Each member's unfolded image stays in cache, where
+    /// [`BatchedGemm`](Self::BatchedGemm) materialises the columns of all K members at once.
+    /// A member's result does not depend on K or on the thread count, so a group member equals
+    /// itself trained alone under this lowering bit for bit; against the inner backend's own
+    /// convolution it agrees to rounding. Other convolutions (3-d, other dtypes) take
+    /// [`BatchedGemm`](Self::BatchedGemm). The default on NdArray.
+    HostGemm,
+}
+
+fn registry() -> &'static RwLock<HashMap<TypeId, ConvLowering>> {
+    static CHOSEN: OnceLock<RwLock<HashMap<TypeId, ConvLowering>>> = OnceLock::new();
+    CHOSEN.get_or_init(Default::default)
+}
+
+/// Chooses how `Vmap<B>` computes convolutions, for the inner backend type `B` (process-wide;
+/// takes effect at the next convolution). Without a choice, the default of
+/// [`conv_lowering`].
+///
+/// ```
+/// use burn::backend::NdArray;
+/// use saturate_vmap::{conv_lowering, set_conv_lowering, ConvLowering};
+///
+/// // NdArray's own convolutions: a group member equals plain NdArray bit for bit, slower.
+/// assert_eq!(conv_lowering::<NdArray>(), ConvLowering::HostGemm);
+/// set_conv_lowering::<NdArray>(ConvLowering::InnerConvolution);
+/// assert_eq!(conv_lowering::<NdArray>(), ConvLowering::InnerConvolution);
+/// ```
+pub fn set_conv_lowering<B: Backend>(lowering: ConvLowering) {
+    registry()
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .insert(TypeId::of::<B>(), lowering);
+}
+
+/// The convolution lowering `Vmap<B>` uses for the inner backend type `B`: the one set with
+/// [`set_conv_lowering`], else [`ConvLowering::HostGemm`] for NdArray and
+/// [`ConvLowering::BatchedGemm`] for every other backend.
+pub fn conv_lowering<B: Backend>() -> ConvLowering {
+    plan::<B>().conv
+}
+
+/// The lowering [`set_conv_lowering`] chose for `B`, if any.
+fn chosen_conv_lowering<B: Backend>() -> Option<ConvLowering> {
+    registry()
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get(&TypeId::of::<B>())
+        .copied()
+}
+
+/// What `Vmap<B>` uses on an inner backend: the answer of [`plan`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Plan {
+    /// How convolutions are computed.
+    pub(crate) conv: ConvLowering,
+    /// Under [`ConvLowering::InnerConvolution`], whether a convolution whose input and weights
+    /// are both batched runs as one inner call per member instead of one grouped call with K
+    /// times the groups ([`conv::loops_over_members`]).
+    pub(crate) conv_per_member: bool,
+    /// Which host kernels apply besides the inner backend's own ops.
+    pub(crate) kernels: Kernels,
+}
+
+/// The host kernels (`kernels/`) an inner backend gets besides its own ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernels {
+    /// None: the inner backend's own ops only.
+    Inner,
+    /// `kernels/ndarray/`: counter-based `f32` draws, and the host convolution's results made
+    /// as NdArray arrays without a copy.
+    NdArray,
+}
+
+impl Plan {
+    /// Every backend without kernels of its own.
+    const INNER: Self = Self {
+        conv: ConvLowering::BatchedGemm,
+        conv_per_member: false,
+        kernels: Kernels::Inner,
+    };
+
+    /// burn-ndarray's backend.
+    const NDARRAY: Self = Self {
+        conv: ConvLowering::HostGemm,
+        conv_per_member: true,
+        kernels: Kernels::NdArray,
+    };
+}
+
+/// What `Vmap<B>` uses on the inner backend `B`: the plan of its type, with the convolution
+/// lowering [`set_conv_lowering`] chose for `B`, if any.
+pub(crate) fn plan<B: Backend>() -> Plan {
+    // One arm per backend with kernels of its own; every other backend takes the last.
+    let default = if is_ndarray::<B>() {
+        Plan::NDARRAY
+    } else {
+        Plan::INNER
+    };
+    Plan {
+        conv: chosen_conv_lowering::<B>().unwrap_or(default.conv),
+        ..default
+    }
+}
+
+/// Whether `B` is burn-ndarray's backend (f32 or f64 floats, i32 or i64 ints, the default
+/// quantized element).
+fn is_ndarray<B: Backend>() -> bool {
+    #[cfg(feature = "ndarray")]
+    {
+        use burn_ndarray::NdArray;
+        let id = TypeId::of::<B>();
+        [
+            TypeId::of::<NdArray<f32, i64>>(),
+            TypeId::of::<NdArray<f32, i32>>(),
+            TypeId::of::<NdArray<f64, i64>>(),
+            TypeId::of::<NdArray<f64, i32>>(),
+        ]
+        .contains(&id)
+    }
+    #[cfg(not(feature = "ndarray"))]
+    {
+        false
+    }
+}
+
+/// Vmap's `float_random` of the physical `shape` on the kernels of `B`'s [`plan`]: NdArray's
+/// counter-based draws for `f32` Bernoulli and default draws; `None` (the inner backend's own
+/// draw) otherwise.
+pub(crate) fn random_float<B: Backend>(
+    shape: &Shape,
+    distribution: Distribution,
+    device: &VmapDevice<B>,
+    dtype: FloatDType,
+) -> Option<FloatTensor<B>> {
+    match plan::<B>().kernels {
+        Kernels::NdArray => {
+            crate::kernels::ndarray::random_float::<B>(shape, distribution, device, dtype)
+        }
+        Kernels::Inner => None,
+    }
+}

@@ -214,28 +214,50 @@ impl<B: Backend> Kind<B> for BoolKind {
 }
 
 /// `B::float_reshape`, without a copy on NdArray when the array is contiguous
-/// (`kernels/ndarray/reshape.rs`).
+/// (`kernels/ndarray/reshape.rs`), and through the flat shape where burn's own analysis would
+/// give wrong strides ([`reshape_through_flat`](crate::lowering::reshape_through_flat)).
 pub(crate) fn float_reshape<B: Backend>(
     p: B::FloatTensorPrimitive,
     shape: Shape,
 ) -> B::FloatTensorPrimitive {
-    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| B::float_reshape(p, shape))
+    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| {
+        if crate::lowering::reshape_through_flat::<B>(&p.shape(), &shape) {
+            let flat = Shape::new([shape.num_elements()]);
+            B::float_reshape(B::float_reshape(p, flat), shape)
+        } else {
+            B::float_reshape(p, shape)
+        }
+    })
 }
 
-/// `B::int_reshape`, without a copy on NdArray when the array is contiguous.
+/// `B::int_reshape`, as [`float_reshape`].
 pub(crate) fn int_reshape<B: Backend>(
     p: B::IntTensorPrimitive,
     shape: Shape,
 ) -> B::IntTensorPrimitive {
-    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| B::int_reshape(p, shape))
+    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| {
+        if crate::lowering::reshape_through_flat::<B>(&p.shape(), &shape) {
+            let flat = Shape::new([shape.num_elements()]);
+            B::int_reshape(B::int_reshape(p, flat), shape)
+        } else {
+            B::int_reshape(p, shape)
+        }
+    })
 }
 
-/// `B::bool_reshape`, without a copy on NdArray when the array is contiguous.
+/// `B::bool_reshape`, as [`float_reshape`].
 pub(crate) fn bool_reshape<B: Backend>(
     p: burn_backend::tensor::BoolTensor<B>,
     shape: Shape,
 ) -> burn_backend::tensor::BoolTensor<B> {
-    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| B::bool_reshape(p, shape))
+    crate::kernels::ndarray::reshape(p, &shape).unwrap_or_else(|p| {
+        if crate::lowering::reshape_through_flat::<B>(&p.shape(), &shape) {
+            let flat = Shape::new([shape.num_elements()]);
+            B::bool_reshape(B::bool_reshape(p, flat), shape)
+        } else {
+            B::bool_reshape(p, shape)
+        }
+    })
 }
 
 /// Panics when two operands belong to groups of different sizes.

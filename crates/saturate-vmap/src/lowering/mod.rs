@@ -126,6 +126,9 @@ pub(crate) struct Plan {
     pub(crate) conv_per_member: bool,
     /// Which host kernels apply besides the inner backend's own ops.
     pub(crate) kernels: Kernels,
+    /// Whether a reshape that adds axes to a tensor with a size-1 axis goes through the flat
+    /// shape ([`reshape_through_flat`]).
+    pub(crate) reshape_through_flat: bool,
 }
 
 /// The host kernels (`kernels/`) an inner backend gets besides its own ops.
@@ -144,6 +147,7 @@ impl Plan {
         conv: ConvLowering::BatchedGemm,
         conv_per_member: false,
         kernels: Kernels::Inner,
+        reshape_through_flat: true,
     };
 
     /// burn-ndarray's backend.
@@ -151,6 +155,7 @@ impl Plan {
         conv: ConvLowering::HostGemm,
         conv_per_member: true,
         kernels: Kernels::NdArray,
+        reshape_through_flat: false,
     };
 }
 
@@ -167,6 +172,35 @@ pub(crate) fn plan<B: Backend>() -> Plan {
         conv: chosen_conv_lowering::<B>().unwrap_or(default.conv),
         ..default
     }
+}
+
+/// Whether `reshape(from -> to)` must go through the flat shape `[from.num_elements()]` on the
+/// inner backend `B`: when it adds axes (other than leading size-1 ones) to a tensor that has a
+/// size-1 axis, on every backend but NdArray.
+///
+/// Why: burn 0.21's stride analysis for such reshapes (burn-std's `reshape_analysis` →
+/// `split_strides`, which every CubeCL backend — CUDA, ROCm, Metal, Vulkan/wgpu — uses to turn a
+/// reshape of a non-contiguous tensor into a view) walks the old axes from the last one and
+/// takes the stride of a size-1 axis as if it were meaningful. A size-1 axis of a
+/// non-contiguous tensor can have any stride: `adaptive_avg_pool2d` to `[1, 1]` on CubeCL
+/// returns an NHWC buffer seen as NCHW (shape `[N, C, 1, 1]`, strides `[C, 1, C, C]`), and
+/// `reshape([K, N / K, C, 1, 1])` of it — `Vmap`'s split of the member axis back out of the
+/// batch — gets the channel stride `C` instead of `1` and reads the wrong elements (measured
+/// on lavapipe: after the 6th value, zeros; `tests/cubecl/pool.rs`). A reshape to fewer axes is
+/// never a view of a non-contiguous tensor there (it copies into contiguous memory), and a
+/// reshape of contiguous memory is a view with canonical strides, so the detour costs one copy
+/// where the tensor was not contiguous and nothing where it was. Leading size-1 axes alone keep
+/// the old strides (burn's `Broadcasted` case), which is right, so they take the direct path.
+pub(crate) fn reshape_through_flat<B: Backend>(from: &Shape, to: &Shape) -> bool {
+    let (old, new) = (from.len(), to.len());
+    if new <= old || !from.contains(&1) {
+        return false;
+    }
+    let added = new - old;
+    if to[..added].iter().all(|&d| d == 1) && to[added..] == from[..] {
+        return false;
+    }
+    plan::<B>().reshape_through_flat
 }
 
 /// Whether `B` is burn-ndarray's backend (f32 or f64 floats, i32 or i64 ints, the default

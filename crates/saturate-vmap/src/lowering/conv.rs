@@ -40,7 +40,7 @@ use burn_backend::{Backend, Shape, Slice, TensorMetadata};
 use super::{plan, ConvLowering, Kernels};
 use crate::kernels::ndarray::conv as host;
 use crate::kernels::{out_len, Geometry};
-use crate::ops::base::{concat_dims, crop_to, reshape_float, shape_dims, FloatPrim};
+use crate::ops::base::{add_broadcast, concat_dims, crop_to, reshape_float, shape_dims, FloatPrim};
 use crate::tensor::{check_members, front, FloatKind, VmapTensor};
 
 type Fp<B> = FloatTensor<B>;
@@ -214,7 +214,7 @@ fn conv<B: Backend>(x: Fp<B>, weight: Fp<B>, bias: Option<Fp<B>>, geo: &Geometry
     let y = reshape::<B>(y, shape);
     let y = B::float_permute(y, &axes(&[0, 2, 1], 3, sp)); // [K', N, O, out...], a view
     match bias {
-        Some(b) => B::float_add(y, bias_column::<B>(b, sp)),
+        Some(b) => add_broadcast::<B>(y, bias_column::<B>(b, sp)),
         None => y,
     }
 }
@@ -362,7 +362,7 @@ pub(crate) fn vmap_conv_x_grad<B: Backend>(
     }
     let dx = conv_x_grad::<B>(front_of::<B>(dy), front_of::<B>(weight), geo, input);
     let dx = match bias {
-        Some(b) => B::float_add(dx, bias_column::<B>(front_of::<B>(b), input.len())),
+        Some(b) => add_broadcast::<B>(dx, bias_column::<B>(front_of::<B>(b), input.len())),
         None => dx,
     };
     from_front::<B>(dx, batched, k)

@@ -129,6 +129,9 @@ pub(crate) struct Plan {
     /// Whether a reshape that adds axes to a tensor with a size-1 axis goes through the flat
     /// shape ([`reshape_through_flat`]).
     pub(crate) reshape_through_flat: bool,
+    /// Whether a broadcasting elementwise op gets its operands expanded to the result's shape
+    /// first ([`broadcast_explicitly`]).
+    pub(crate) broadcast_explicitly: bool,
 }
 
 /// The host kernels (`kernels/`) an inner backend gets besides its own ops.
@@ -148,6 +151,7 @@ impl Plan {
         conv_per_member: false,
         kernels: Kernels::Inner,
         reshape_through_flat: true,
+        broadcast_explicitly: true,
     };
 
     /// burn-ndarray's backend.
@@ -156,6 +160,7 @@ impl Plan {
         conv_per_member: true,
         kernels: Kernels::NdArray,
         reshape_through_flat: false,
+        broadcast_explicitly: false,
     };
 }
 
@@ -201,6 +206,24 @@ pub(crate) fn reshape_through_flat<B: Backend>(from: &Shape, to: &Shape) -> bool
         return false;
     }
     plan::<B>().reshape_through_flat
+}
+
+/// Whether a broadcasting elementwise op (`add`, `mul`, a comparison, ..., and the bias of
+/// `linear`) expands its operands to the result's shape before calling the inner op, on every
+/// backend but NdArray. An expand is a view (stride 0), so this costs no copy.
+///
+/// Why: burn 0.21's fusion (`Fusion<CubeBackend<..>>`, burn's default for wgpu, CUDA, ROCm and
+/// Metal) computes wrong values when a matmul's output is fused with an elementwise op whose
+/// other operand is a *reshaped* tensor broadcast implicitly and a further elementwise op
+/// follows: plain burn, no saturate, on wgpu,
+/// `relu(x.matmul(w) + b.reshape([4, 1, 16]))` with `x: [4, 16, 8]`, `w: [4, 8, 16]`,
+/// `b: [4, 16]` differs from the unfused `CubeBackend` by up to 2.8 (measured on lavapipe;
+/// `tests/cubecl/fusion.rs`), while the same with `.expand([4, 16, 16])` after the reshape
+/// agrees. `Vmap`'s batching rules make exactly this pattern — a per-member bias `[K, out]`
+/// reshaped to `[K, 1, out]` after a K-batched matmul, an unbatched operand reshaped to
+/// `[1, ...]` — so every `Linear` followed by an activation hit it.
+pub(crate) fn broadcast_explicitly<B: Backend>() -> bool {
+    plan::<B>().broadcast_explicitly
 }
 
 /// Whether `B` is burn-ndarray's backend (f32 or f64 floats, i32 or i64 ints, the default

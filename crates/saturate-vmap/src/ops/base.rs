@@ -150,7 +150,72 @@ pub(crate) fn float_broadcast_binary<B: Backend, O>(
     f: impl FnOnce(FloatPrim<B>, FloatPrim<B>) -> O,
 ) -> VmapTensor<O> {
     let (l, r, batched, members) = align2::<B, FloatKind, FloatKind>(op, lhs, rhs);
+    let (l, r) = expand_for_broadcast::<B>(l, r);
     VmapTensor::new(f(l, r), batched, members)
+}
+
+/// The shape operands of one rank broadcast to: the largest size per axis.
+pub(crate) fn broadcast_shape(shapes: &[Shape]) -> Shape {
+    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let dims: Vec<usize> = (0..rank)
+        .map(|i| {
+            shapes
+                .iter()
+                .map(|s| s.get(i).copied().unwrap_or(1))
+                .max()
+                .unwrap_or(1)
+        })
+        .collect();
+    Shape::from(dims)
+}
+
+/// `p` expanded to `shape` (a view) where
+/// [`broadcast_explicitly`](crate::lowering::broadcast_explicitly) asks for it and the shapes
+/// differ; `p` itself otherwise.
+pub(crate) fn expand_for<B: Backend, K: Kind<B>>(p: K::P, shape: &Shape) -> K::P {
+    if p.shape() == *shape || !crate::lowering::broadcast_explicitly::<B>() {
+        p
+    } else {
+        K::expand(p, shape.clone())
+    }
+}
+
+/// `B::float_add` of two operands that broadcast, through [`expand_for_broadcast`].
+pub(crate) fn add_broadcast<B: Backend>(l: FloatPrim<B>, r: FloatPrim<B>) -> FloatPrim<B> {
+    let (l, r) = expand_for_broadcast::<B>(l, r);
+    B::float_add(l, r)
+}
+
+/// `B::float_mul` of two operands that broadcast, through [`expand_for_broadcast`].
+pub(crate) fn mul_broadcast<B: Backend>(l: FloatPrim<B>, r: FloatPrim<B>) -> FloatPrim<B> {
+    let (l, r) = expand_for_broadcast::<B>(l, r);
+    B::float_mul(l, r)
+}
+
+/// Two float operands of one rank, each expanded to their broadcast shape where
+/// [`broadcast_explicitly`](crate::lowering::broadcast_explicitly) asks for it (a view: no
+/// copy); as they are otherwise, or when their shapes already agree.
+pub(crate) fn expand_for_broadcast<B: Backend>(
+    l: FloatPrim<B>,
+    r: FloatPrim<B>,
+) -> (FloatPrim<B>, FloatPrim<B>) {
+    let (ls, rs) = (l.shape(), r.shape());
+    if ls == rs || ls.len() != rs.len() || !crate::lowering::broadcast_explicitly::<B>() {
+        return (l, r);
+    }
+    let common: Vec<usize> = ls.iter().zip(rs.iter()).map(|(&a, &b)| a.max(b)).collect();
+    let common = Shape::from(common);
+    let l = if ls == common {
+        l
+    } else {
+        B::float_expand(l, common.clone())
+    };
+    let r = if rs == common {
+        r
+    } else {
+        B::float_expand(r, common)
+    };
+    (l, r)
 }
 
 /// A binary float op whose inner kernel may broadcast only one way (or not at all, or write

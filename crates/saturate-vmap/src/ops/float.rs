@@ -138,11 +138,6 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         tensor.map(|t| B::float_repeat_dim(t, dim, times))
     }
 
-    fn float_add(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-        let (lhs, rhs, batched, members) = align2::<B, FloatKind, FloatKind>("float_add", lhs, rhs);
-        VmapTensor::new(B::float_add(lhs, rhs), batched, members)
-    }
-
     scalar_op!(
         float_add_scalar,
         float_sub_scalar,
@@ -172,7 +167,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
         tensor.map(|t| B::float_clamp(t, min, max))
     }
 
-    binary_op!(float_sub, float_mul, float_div);
+    binary_op!(float_add, float_sub, float_mul, float_div);
 
     fn float_remainder(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         float_same_shape_binary::<B>("float_remainder", lhs, rhs, B::float_remainder)
@@ -463,11 +458,18 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
             let out = B::float_mask_where(tensor.inner, mask.inner, value.inner);
             return VmapTensor::unbatched(out, members);
         }
-        // The mask gives the output shape (backends broadcast tensor and value to it).
-        let out = B::float_mask_where(
+        // The mask gives the output shape (NdArray broadcasts tensor and value to it; CubeCL's
+        // kernel takes the shape of `tensor` as the output's, so there both are expanded).
+        let (tensor, mask, value) = (
             front::<B, FloatKind>(tensor),
             materialize::<B, BoolKind>(mask),
             front::<B, FloatKind>(value),
+        );
+        let shape = broadcast_shape(&[tensor.shape(), mask.shape(), value.shape()]);
+        let out = B::float_mask_where(
+            expand_for::<B, FloatKind>(tensor, &shape),
+            expand_for::<B, BoolKind>(mask, &shape),
+            expand_for::<B, FloatKind>(value, &shape),
         );
         VmapTensor::batched(out, members)
     }

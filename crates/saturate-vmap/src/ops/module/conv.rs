@@ -55,7 +55,7 @@ fn add_bias_after<B: Backend>(
     bd[0] = k;
     bd[2] = o;
     let b = reshape_float::<B>(bias.inner, bd);
-    B::float_add(out, b)
+    add_broadcast::<B>(out, b)
 }
 
 /// `[N, g*K*og, ...] -> [K, N, g*og, ...]`.

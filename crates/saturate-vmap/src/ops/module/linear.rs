@@ -164,7 +164,7 @@ pub(super) fn linear<B: Backend>(
         Some(b) => {
             let b = front::<B, FloatKind>(b); // [Kb, out]
             let d = shape_dims(&b);
-            B::float_add(out, reshape_float::<B>(b, vec![d[0], 1, d[1]]))
+            add_broadcast::<B>(out, reshape_float::<B>(b, vec![d[0], 1, d[1]]))
         }
         None => out,
     };

@@ -37,9 +37,9 @@ pub(super) fn layer_norm<B: Backend>(
     let normalized = tensor.map(|t| B::layer_norm(t, ones, None, epsilon));
     let normalized = front::<B, FloatKind>(normalized);
     let rank = shape_dims(&normalized).len();
-    let scaled = B::float_mul(normalized, row_vector::<B>(gamma, rank));
+    let scaled = mul_broadcast::<B>(normalized, row_vector::<B>(gamma, rank));
     let out = match beta {
-        Some(b) => B::float_add(scaled, row_vector::<B>(b, rank)),
+        Some(b) => add_broadcast::<B>(scaled, row_vector::<B>(b, rank)),
         None => scaled,
     };
     VmapTensor::batched(out, k)

@@ -21,7 +21,7 @@ use saturate_vmap::{
 };
 
 use crate::parity::common::{
-    cpu, group_device, group_params, max_diff, uniform, Inner, Snap, G, R,
+    group_device, group_params, inner_device, max_diff, uniform, Inner, Snap, G, R,
 };
 
 /// A small module with random parameters (linear weights and biases), constant-initialised
@@ -112,7 +112,7 @@ fn temp_path(name: &str) -> PathBuf {
 
 #[test]
 fn init_gives_k_different_members_and_batches_every_param() {
-    let group: Batched<Net<G>> = Batched::init(4, &cpu(), Net::new).unwrap();
+    let group: Batched<Net<G>> = Batched::init(4, &inner_device(), Net::new).unwrap();
     assert_eq!(group.members(), 4);
     let (count, unbatched) = unbatched_params(&*group);
     // first.weight, first.bias, norm.gamma, norm.beta, bn.{gamma, beta, running_mean,
@@ -150,7 +150,7 @@ fn init_gives_k_different_members_and_batches_every_param() {
 #[test]
 fn init_on_vmap_without_autodiff() {
     let group: Batched<Linear<Vmap<Inner>>> =
-        Batched::init(3, &cpu(), |d| LinearConfig::new(4, 2).init(d)).unwrap();
+        Batched::init(3, &inner_device(), |d| LinearConfig::new(4, 2).init(d)).unwrap();
     let (count, unbatched) = unbatched_params(&*group);
     assert_eq!(count, 2);
     assert!(unbatched.is_empty(), "{unbatched:?}");
@@ -162,18 +162,18 @@ fn init_on_vmap_without_autodiff() {
 
 #[test]
 fn init_with_zero_members_is_an_error() {
-    let err =
-        Batched::<Linear<G>>::init(0, &cpu(), |d| LinearConfig::new(2, 2).init(d)).unwrap_err();
+    let err = Batched::<Linear<G>>::init(0, &inner_device(), |d| LinearConfig::new(2, 2).init(d))
+        .unwrap_err();
     assert_eq!(err, VmapError::NoMembers);
 }
 
 #[test]
 fn members_device_and_deref() {
-    let group: Batched<Net<G>> = Batched::init(3, &cpu(), Net::new).unwrap();
+    let group: Batched<Net<G>> = Batched::init(3, &inner_device(), Net::new).unwrap();
     assert_eq!(group.members(), 3);
     let device = group.device();
     assert_eq!(device.members, 3);
-    assert_eq!(device.inner, cpu());
+    assert_eq!(device.inner, inner_device());
     assert_eq!(device, group_device(3));
     // Deref: the module's own forward runs all members.
     let x = Tensor::<G, 2>::from_data(input(1, &[7, 5]), &device);
@@ -195,7 +195,7 @@ fn members_device_and_deref() {
 
 #[test]
 fn stack_from_unbatched_members() {
-    let one = VmapDevice::new(cpu(), 1);
+    let one = VmapDevice::new(inner_device(), 1);
     let modules: Vec<Net<G>> = (0..3).map(|_| Net::new(&one)).collect();
     // Random init on a one-member device gives one-member batched tensors.
     let want: Vec<Vec<Snap>> = modules.iter().map(|m| group_params(m).remove(0)).collect();
@@ -215,7 +215,10 @@ fn stack_from_unbatched_members() {
     let x = input(2, &[4, 5]);
     let out = member_data(group.forward(Tensor::from_data(x.clone(), &group.device())));
     for (k, m) in (0..3).map(|k| (k, group.member(k).unwrap())) {
-        let alone = m.forward(Tensor::from_data(x.clone(), &VmapDevice::new(cpu(), 1)));
+        let alone = m.forward(Tensor::from_data(
+            x.clone(),
+            &VmapDevice::new(inner_device(), 1),
+        ));
         let alone = member_data(alone).remove(0);
         let (d, ok) = max_diff(&values(&out[k]), &values(&alone), 1e-6, 0.0);
         assert!(ok, "member {k}: group vs alone differ by {d:e}");
@@ -224,7 +227,7 @@ fn stack_from_unbatched_members() {
 
 #[test]
 fn stack_on_vmap_without_autodiff() {
-    let one = VmapDevice::<Inner>::new(cpu(), 1);
+    let one = VmapDevice::<Inner>::new(inner_device(), 1);
     let modules: Vec<Linear<Vmap<Inner>>> =
         (0..2).map(|_| LinearConfig::new(3, 2).init(&one)).collect();
     let want: Vec<Vec<Snap>> = modules.iter().map(|m| group_params(m).remove(0)).collect();
@@ -242,7 +245,7 @@ pub struct Two<B: Backend> {
 
 #[test]
 fn stack_with_different_shapes_names_the_parameter_and_both_shapes() {
-    let one = VmapDevice::new(cpu(), 1);
+    let one = VmapDevice::new(inner_device(), 1);
     let a = Two::<G> {
         body: LinearConfig::new(3, 4).init(&one),
         hidden: LinearConfig::new(4, 2).init(&one),
@@ -277,7 +280,7 @@ fn stack_with_different_shapes_names_the_parameter_and_both_shapes() {
 
 #[test]
 fn stack_with_different_structure_or_no_members_is_an_error() {
-    let one = VmapDevice::new(cpu(), 1);
+    let one = VmapDevice::new(inner_device(), 1);
     let with_bias: Linear<G> = LinearConfig::new(3, 2).init(&one);
     let without: Linear<G> = LinearConfig::new(3, 2).with_bias(false).init(&one);
     let err = Batched::stack(vec![with_bias, without]).unwrap_err();
@@ -299,7 +302,7 @@ fn stack_with_different_structure_or_no_members_is_an_error() {
 /// A lone module of a bigger group is not one member either (the check covers member 0).
 #[test]
 fn stack_rejects_a_single_module_of_a_bigger_group() {
-    let three = VmapDevice::new(cpu(), 3);
+    let three = VmapDevice::new(inner_device(), 3);
     let big: Linear<G> = LinearConfig::new(3, 2).init(&three);
     let err = Batched::stack(vec![big]).unwrap_err();
     assert!(
@@ -317,8 +320,8 @@ fn stack_rejects_a_single_module_of_a_bigger_group() {
 
 #[test]
 fn stack_rejects_members_of_a_bigger_group() {
-    let three = VmapDevice::new(cpu(), 3);
-    let one = VmapDevice::new(cpu(), 1);
+    let three = VmapDevice::new(inner_device(), 3);
+    let one = VmapDevice::new(inner_device(), 1);
     let big: Linear<G> = LinearConfig::new(3, 2).init(&three);
     let small: Linear<G> = LinearConfig::new(3, 2).init(&one);
     let err = Batched::stack(vec![small, big]).unwrap_err();
@@ -334,7 +337,7 @@ fn stack_rejects_members_of_a_bigger_group() {
 
 #[test]
 fn member_saved_with_a_recorder_loads_on_ndarray_with_identical_outputs() {
-    let group: Batched<Net<G>> = Batched::init(4, &cpu(), Net::new).unwrap();
+    let group: Batched<Net<G>> = Batched::init(4, &inner_device(), Net::new).unwrap();
     let x = input(3, &[6, 5]);
     let group_out = member_data(group.forward(Tensor::from_data(x.clone(), &group.device())));
     for k in [0usize, 2, 3] {
@@ -345,9 +348,11 @@ fn member_saved_with_a_recorder_loads_on_ndarray_with_identical_outputs() {
         let bin = BinFileRecorder::<FullPrecisionSettings>::new();
         let path = temp_path(&format!("member-{k}"));
         member.clone().save_file(path.clone(), &bin).unwrap();
-        let plain: Net<NdArray> = Net::new(&cpu()).load_file(path, &bin, &cpu()).unwrap();
+        let plain: Net<NdArray> = Net::new(&inner_device())
+            .load_file(path, &bin, &inner_device())
+            .unwrap();
         let plain_out = plain
-            .forward(Tensor::from_data(x.clone(), &cpu()))
+            .forward(Tensor::from_data(x.clone(), &inner_device()))
             .into_data();
         assert_eq!(
             values(&plain_out),
@@ -359,9 +364,11 @@ fn member_saved_with_a_recorder_loads_on_ndarray_with_identical_outputs() {
         let mpk = NamedMpkFileRecorder::<FullPrecisionSettings>::new();
         let path = temp_path(&format!("member-{k}-mpk"));
         member.save_file(path.clone(), &mpk).unwrap();
-        let plain: Net<R> = Net::new(&cpu()).load_file(path, &mpk, &cpu()).unwrap();
+        let plain: Net<R> = Net::new(&inner_device())
+            .load_file(path, &mpk, &inner_device())
+            .unwrap();
         let plain_out = plain
-            .forward(Tensor::from_data(x.clone(), &cpu()))
+            .forward(Tensor::from_data(x.clone(), &inner_device()))
             .into_data();
         let (d, ok) = max_diff(&values(&plain_out), &values(&group_out[k]), 0.0, 0.0);
         assert!(ok, "member {k} (mpk, autodiff): outputs differ by {d:e}");
@@ -371,7 +378,7 @@ fn member_saved_with_a_recorder_loads_on_ndarray_with_identical_outputs() {
 #[test]
 fn member_out_of_range_is_an_error() {
     let group: Batched<Linear<G>> =
-        Batched::init(3, &cpu(), |d| LinearConfig::new(2, 2).init(d)).unwrap();
+        Batched::init(3, &inner_device(), |d| LinearConfig::new(2, 2).init(d)).unwrap();
     let err = group.member(3).unwrap_err();
     assert_eq!(
         err,
@@ -388,7 +395,7 @@ fn member_out_of_range_is_an_error() {
 
 #[test]
 fn retain_keeps_the_members_in_order() {
-    let group: Batched<Net<G>> = Batched::init(4, &cpu(), Net::new).unwrap();
+    let group: Batched<Net<G>> = Batched::init(4, &inner_device(), Net::new).unwrap();
     let before = group_params(&*group);
     let kept = group.clone().retain(&[3, 1]).unwrap();
     assert_eq!(kept.members(), 2);
@@ -408,7 +415,7 @@ fn retain_keeps_the_members_in_order() {
 #[test]
 fn retain_errors() {
     let group: Batched<Linear<G>> =
-        Batched::init(3, &cpu(), |d| LinearConfig::new(2, 2).init(d)).unwrap();
+        Batched::init(3, &inner_device(), |d| LinearConfig::new(2, 2).init(d)).unwrap();
     assert_eq!(
         group.clone().retain(&[0, 2, 0]).unwrap_err(),
         VmapError::DuplicateMember { index: 0 }
@@ -425,8 +432,8 @@ fn retain_errors() {
 
 #[test]
 fn extend_appends_members() {
-    let a: Batched<Net<G>> = Batched::init(2, &cpu(), Net::new).unwrap();
-    let b: Batched<Net<G>> = Batched::init(3, &cpu(), Net::new).unwrap();
+    let a: Batched<Net<G>> = Batched::init(2, &inner_device(), Net::new).unwrap();
+    let b: Batched<Net<G>> = Batched::init(3, &inner_device(), Net::new).unwrap();
     let (pa, pb) = (group_params(&*a), group_params(&*b));
     let ab = a.extend(b).unwrap();
     assert_eq!(ab.members(), 5);
@@ -445,9 +452,9 @@ fn extend_appends_members() {
 #[test]
 fn extend_with_a_different_module_is_an_error() {
     let a: Batched<Linear<G>> =
-        Batched::init(2, &cpu(), |d| LinearConfig::new(3, 2).init(d)).unwrap();
+        Batched::init(2, &inner_device(), |d| LinearConfig::new(3, 2).init(d)).unwrap();
     let b: Batched<Linear<G>> =
-        Batched::init(2, &cpu(), |d| LinearConfig::new(3, 4).init(d)).unwrap();
+        Batched::init(2, &inner_device(), |d| LinearConfig::new(3, 4).init(d)).unwrap();
     match a.clone().extend(b).unwrap_err() {
         VmapError::ShapeMismatch {
             path,
@@ -461,7 +468,7 @@ fn extend_with_a_different_module_is_an_error() {
         }
         other => panic!("expected ShapeMismatch, got {other:?}"),
     }
-    let c: Batched<Linear<G>> = Batched::init(2, &cpu(), |d| {
+    let c: Batched<Linear<G>> = Batched::init(2, &inner_device(), |d| {
         LinearConfig::new(3, 2).with_bias(false).init(d)
     })
     .unwrap();
@@ -478,8 +485,8 @@ fn extend_with_a_different_module_is_an_error() {
 #[test]
 fn batch_norm_running_stats_are_per_member() {
     let group: Batched<BatchNorm<G>> =
-        Batched::init(3, &cpu(), |d| BatchNormConfig::new(4).init(d)).unwrap();
-    let one = VmapDevice::new(cpu(), 1);
+        Batched::init(3, &inner_device(), |d| BatchNormConfig::new(4).init(d)).unwrap();
+    let one = VmapDevice::new(inner_device(), 1);
     let data: Vec<TensorData> = (0..3).map(|k| input(10 + k, &[6, 4, 5])).collect();
     let x = stack_members(
         data.iter()
@@ -496,8 +503,8 @@ fn batch_norm_running_stats_are_per_member() {
     assert_ne!(values(&mean[0]), values(&mean[1]));
     assert_ne!(values(&var[1]), values(&var[2]));
     for k in 0..3 {
-        let alone: BatchNorm<R> = BatchNormConfig::new(4).init(&cpu());
-        let xk = Tensor::<R, 3>::from_data(data[k].clone(), &cpu());
+        let alone: BatchNorm<R> = BatchNormConfig::new(4).init(&inner_device());
+        let xk = Tensor::<R, 3>::from_data(data[k].clone(), &inner_device());
         let _ = alone.forward(xk.clone());
         let yk = alone.forward(xk).into_data();
         for (what, got, want) in [
@@ -584,7 +591,7 @@ fn member_values_needs_one_value_per_member() {
 
 #[test]
 fn stack_members_member_data_and_member_tensor() {
-    let one = VmapDevice::new(cpu(), 1);
+    let one = VmapDevice::new(inner_device(), 1);
     let data: Vec<TensorData> = (0..3).map(|k| input(20 + k, &[2, 3])).collect();
     let t = stack_members(
         data.iter()
@@ -625,7 +632,7 @@ fn stack_members_member_data_and_member_tensor() {
 
 #[test]
 fn stack_members_errors() {
-    let one = VmapDevice::new(cpu(), 1);
+    let one = VmapDevice::new(inner_device(), 1);
     assert_eq!(
         stack_members::<G, 2>(Vec::new()).unwrap_err(),
         VmapError::NoMembers
@@ -684,137 +691,6 @@ fn mixing_groups_of_different_sizes_panics_with_the_member_counts() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// saturate_vmap::nn::Dropout: one probability per member
-// ---------------------------------------------------------------------------------------------
-
-const N: usize = 100_000;
-
-#[test]
-fn dropout_keep_rate_scaling_and_independent_masks_per_member() {
-    let probs = [0.5, 0.5, 0.0, 0.2, 0.9];
-    let device = group_device(probs.len());
-    let dropout = DropoutConfig::new(probs.to_vec())
-        .init::<G>(&device)
-        .unwrap();
-    let got = member_values(dropout.probs()).unwrap();
-    for (g, p) in got.iter().zip(probs) {
-        assert!((g - p).abs() < 1e-6, "probs {got:?}");
-    }
-    let x = Tensor::<G, 1>::ones([N], &device);
-    let y = dropout.forward(x);
-    let per: Vec<Vec<f32>> = member_data(y).iter().map(values).collect();
-    for (k, &p) in probs.iter().enumerate() {
-        let kept = per[k].iter().filter(|&&v| v != 0.0).count();
-        let rate = kept as f64 / N as f64;
-        assert!(
-            (rate - (1.0 - p)).abs() < 0.01,
-            "member {k}: keep rate {rate} for p = {p}"
-        );
-        let scale = (1.0 / (1.0 - p)) as f32;
-        for &v in &per[k] {
-            assert!(
-                v == 0.0 || (v - scale).abs() <= 1e-5 * scale,
-                "member {k}: kept value {v}, expected {scale}"
-            );
-        }
-        if p == 0.0 {
-            assert!(per[k].iter().all(|&v| v == 1.0), "p = 0 must keep all");
-        }
-    }
-    // Members 0 and 1 have the same p but independent masks: they agree on about half the
-    // elements, both keep about a quarter.
-    let both = (0..N)
-        .filter(|&i| per[0][i] != 0.0 && per[1][i] != 0.0)
-        .count() as f64
-        / N as f64;
-    assert!((both - 0.25).abs() < 0.01, "P(both kept) = {both}");
-    // Two calls draw new masks.
-    let again = member_data(dropout.forward(Tensor::<G, 1>::ones([N], &device)));
-    assert_ne!(values(&again[0]), per[0]);
-}
-
-#[test]
-fn dropout_on_batched_input_and_rank_3() {
-    let device = group_device(2);
-    let dropout = DropoutConfig::new(vec![0.25, 0.0])
-        .init::<G>(&device)
-        .unwrap();
-    let one = VmapDevice::new(cpu(), 1);
-    let x = stack_members(vec![
-        Tensor::<G, 3>::full([10, 100, 100], 2.0, &one),
-        Tensor::<G, 3>::full([10, 100, 100], 3.0, &one),
-    ])
-    .unwrap();
-    let per: Vec<Vec<f32>> = member_data(dropout.forward(x)).iter().map(values).collect();
-    let kept = per[0].iter().filter(|&&v| v != 0.0).count() as f64 / N as f64;
-    assert!((kept - 0.75).abs() < 0.01, "keep rate {kept}");
-    assert!(per[0]
-        .iter()
-        .all(|&v| v == 0.0 || (v - 2.0 / 0.75).abs() < 1e-5));
-    assert!(per[1].iter().all(|&v| v == 3.0));
-}
-
-#[test]
-fn dropout_is_the_identity_without_autodiff() {
-    let device = group_device(3);
-    let dropout = DropoutConfig::new(vec![0.5, 0.3, 0.9])
-        .init::<Vmap<Inner>>(&device)
-        .unwrap();
-    let data = input(30, &[50, 20]);
-    let x = Tensor::<Vmap<Inner>, 2>::from_data(data.clone(), &device);
-    let y = dropout.forward(x);
-    for d in member_data(y) {
-        assert_eq!(values(&d), values(&data));
-    }
-}
-
-#[test]
-fn dropout_invalid_probability_is_an_error() {
-    let device = group_device(3);
-    for (bad, member) in [(1.0, 1usize), (-0.1, 2), (f64::NAN, 0)] {
-        let mut probs = vec![0.1, 0.2, 0.3];
-        probs[member] = bad;
-        match DropoutConfig::new(probs).init::<G>(&device).unwrap_err() {
-            VmapError::InvalidValue {
-                member: m, value, ..
-            } => {
-                assert_eq!(m, member);
-                assert!(value == bad || (value.is_nan() && bad.is_nan()));
-            }
-            other => panic!("expected InvalidValue, got {other:?}"),
-        }
-    }
-    assert!(matches!(
-        DropoutConfig::new(vec![0.1, 0.2])
-            .init::<G>(&device)
-            .unwrap_err(),
-        VmapError::MemberCountMismatch { .. }
-    ));
-}
-
-#[test]
-fn dropout_probabilities_follow_retain_and_member() {
-    let init = || {
-        Batched::init(4, &cpu(), |d| {
-            DropoutConfig::new(vec![0.1, 0.2, 0.3, 0.4])
-                .init::<G>(d)
-                .unwrap()
-        })
-        .unwrap()
-    };
-    let kept = init().retain(&[3, 0]).unwrap();
-    let p = member_values(kept.probs()).unwrap();
-    assert!(
-        (p[0] - 0.4).abs() < 1e-6 && (p[1] - 0.1).abs() < 1e-6,
-        "{p:?}"
-    );
-    let m = init().member(2).unwrap();
-    let p = member_values(m.probs()).unwrap();
-    assert_eq!(p.len(), 1);
-    assert!((p[0] - 0.3).abs() < 1e-6, "{p:?}");
-}
-
-// ---------------------------------------------------------------------------------------------
 // Taking a member or retaining members of a clone must not change the group: burn shares a
 // `RunningState` between clones of a module (BatchNorm running stats, per-member dropout
 // probabilities), so a mapper applied to a clone writes into the original's cell.
@@ -822,8 +698,8 @@ fn dropout_probabilities_follow_retain_and_member() {
 
 fn trained_batch_norm_group() -> Batched<BatchNorm<G>> {
     let group: Batched<BatchNorm<G>> =
-        Batched::init(3, &cpu(), |d| BatchNormConfig::new(4).init(d)).unwrap();
-    let one = VmapDevice::new(cpu(), 1);
+        Batched::init(3, &inner_device(), |d| BatchNormConfig::new(4).init(d)).unwrap();
+    let one = VmapDevice::new(inner_device(), 1);
     let x = stack_members(
         (0..3)
             .map(|k| Tensor::<G, 3>::from_data(input(40 + k, &[6, 4, 5]), &one))
@@ -855,7 +731,7 @@ fn member_leaves_the_group_running_state_untouched() {
     // Training the taken member further does not leak into the group.
     let _ = m1.forward(Tensor::<G, 3>::from_data(
         input(50, &[6, 4, 5]),
-        &VmapDevice::new(cpu(), 1),
+        &VmapDevice::new(inner_device(), 1),
     ));
     let after: Vec<Vec<f32>> = member_data(group.running_mean.value_sync())
         .iter()
@@ -895,7 +771,7 @@ fn retain_of_a_clone_leaves_the_original_group_untouched() {
 /// A module built on a one-member device is an ordinary module: burn's recorders can save it.
 #[test]
 fn a_module_built_on_a_one_member_device_can_be_recorded() {
-    let one = VmapDevice::new(cpu(), 1);
+    let one = VmapDevice::new(inner_device(), 1);
     let module: Linear<G> = LinearConfig::new(3, 2).init(&one);
     // burn initialises parameters lazily and a clone of an uninitialised parameter draws its
     // own values: read the weights first.
@@ -910,63 +786,11 @@ fn a_module_built_on_a_one_member_device_can_be_recorded() {
         "saving a module built on a one-member device failed"
     );
     let plain: Linear<NdArray> = LinearConfig::new(3, 2)
-        .init(&cpu())
-        .load_file(path, &bin, &cpu())
+        .init(&inner_device())
+        .load_file(path, &bin, &inner_device())
         .unwrap();
     let got = crate::parity::common::params(&plain);
     assert!(snaps_equal(&got, &want));
-}
-
-/// Gradients through per-member dropout follow each member's own mask: with
-/// `y_k = dropout_k(x * w_k)` and `loss_k = sum(y_k)`, `d loss_k / d w_k = sum(y_k) / w_k`.
-#[test]
-fn dropout_gradients_follow_each_members_mask() {
-    let device = group_device(3);
-    let dropout = DropoutConfig::new(vec![0.5, 0.2, 0.0])
-        .init::<G>(&device)
-        .unwrap();
-    let ws = [1.0, 2.0, -3.0];
-    let w = per_member::<G>(&ws, &device).unwrap().require_grad();
-    let x = Tensor::<G, 1>::from_data(input(60, &[2000]), &device);
-    let y = dropout.forward(x * w.clone());
-    let grads = y.clone().sum().backward();
-    let gw = member_values(w.grad(&grads).expect("gradient of w")).unwrap();
-    for (k, yk) in member_data(y).iter().enumerate() {
-        let sum: f64 = values(yk).iter().map(|&v| v as f64).sum();
-        let want = sum / ws[k];
-        assert!(
-            (gw[k] - want).abs() <= 1e-4 * want.abs().max(1.0),
-            "member {k}: dloss/dw = {}, expected {want}",
-            gw[k]
-        );
-    }
-}
-
-/// burn-nn's own `Dropout` (one probability for all) draws an independent mask per member.
-#[test]
-fn burn_dropout_draws_independent_masks_per_member() {
-    let device = group_device(4);
-    let dropout = burn::nn::DropoutConfig::new(0.3).init();
-    let y = dropout.forward(Tensor::<G, 1>::ones([N], &device));
-    assert!(is_batched(&y));
-    let per: Vec<Vec<f32>> = member_data(y).iter().map(values).collect();
-    for (k, m) in per.iter().enumerate() {
-        let kept = m.iter().filter(|&&v| v != 0.0).count() as f64 / N as f64;
-        assert!((kept - 0.7).abs() < 0.01, "member {k}: keep rate {kept}");
-        assert!(m.iter().all(|&v| v == 0.0 || (v - 1.0 / 0.7).abs() < 1e-5));
-    }
-    for a in 0..4 {
-        for b in a + 1..4 {
-            let both = (0..N)
-                .filter(|&i| per[a][i] != 0.0 && per[b][i] != 0.0)
-                .count() as f64
-                / N as f64;
-            assert!(
-                (both - 0.49).abs() < 0.01,
-                "members {a}, {b}: P(both kept) = {both}"
-            );
-        }
-    }
 }
 
 /// BatchNorm keeps its last update pending (burn's `RunningState::update`) until the next
@@ -980,7 +804,7 @@ fn extend_keeps_the_latest_running_state() {
         .collect();
     assert!(before.iter().any(|m| m.iter().any(|&v| v != 0.0)));
     let fresh: Batched<BatchNorm<G>> =
-        Batched::init(1, &cpu(), |d| BatchNormConfig::new(4).init(d)).unwrap();
+        Batched::init(1, &inner_device(), |d| BatchNormConfig::new(4).init(d)).unwrap();
     let group = trained_batch_norm_group();
     let all = group.extend(fresh).unwrap();
     let after: Vec<Vec<f32>> = member_data(all.running_mean.value_sync())
@@ -999,7 +823,7 @@ fn extend_keeps_the_latest_running_state() {
 /// Same for `stack`: each member's latest running state is kept.
 #[test]
 fn stack_keeps_the_latest_running_state() {
-    let one = VmapDevice::new(cpu(), 1);
+    let one = VmapDevice::new(inner_device(), 1);
     let modules: Vec<BatchNorm<G>> = (0..2)
         .map(|k| {
             let bn = BatchNormConfig::new(4).init(&one);
@@ -1011,8 +835,11 @@ fn stack_keeps_the_latest_running_state() {
     // sync them).
     let want: Vec<Vec<f32>> = (0..2)
         .map(|k| {
-            let bn: BatchNorm<R> = BatchNormConfig::new(4).init(&cpu());
-            let _ = bn.forward(Tensor::<R, 3>::from_data(input(70 + k, &[6, 4, 5]), &cpu()));
+            let bn: BatchNorm<R> = BatchNormConfig::new(4).init(&inner_device());
+            let _ = bn.forward(Tensor::<R, 3>::from_data(
+                input(70 + k, &[6, 4, 5]),
+                &inner_device(),
+            ));
             values(&bn.running_mean.value_sync().into_data())
         })
         .collect();
@@ -1038,7 +865,7 @@ fn member_retain_extend_without_autodiff() {
     type V = Vmap<Inner>;
     let init = |probs: Vec<f64>| {
         let k = probs.len();
-        Batched::init(k, &cpu(), |d| {
+        Batched::init(k, &inner_device(), |d| {
             DropoutConfig::new(probs.clone()).init::<V>(d).unwrap()
         })
         .unwrap()
@@ -1069,7 +896,7 @@ fn member_retain_extend_without_autodiff() {
 #[test]
 fn forward_with_data_of_another_group_size_panics() {
     let group: Batched<Linear<G>> =
-        Batched::init(4, &cpu(), |d| LinearConfig::new(3, 2).init(d)).unwrap();
+        Batched::init(4, &inner_device(), |d| LinearConfig::new(3, 2).init(d)).unwrap();
     let x = Tensor::<G, 2>::ones([5, 3], &group_device(3));
     let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         member_data(group.forward(x))
@@ -1171,7 +998,7 @@ fn per_member_dropout_inside_a_model() {
     use burn::module::AutodiffModule;
 
     let probs = vec![0.0, 0.5, 0.9];
-    let group: Batched<DropNet<G>> = Batched::init(3, &cpu(), |d| DropNet {
+    let group: Batched<DropNet<G>> = Batched::init(3, &inner_device(), |d| DropNet {
         linear: LinearConfig::new(50, 400).init(d),
         dropout: DropoutConfig::new(probs.clone()).init::<G>(d).unwrap(),
     })
@@ -1210,7 +1037,7 @@ fn per_member_dropout_inside_a_model() {
         }
     }
     let valid = group.valid();
-    let vdevice = VmapDevice::new(cpu(), 3);
+    let vdevice = VmapDevice::new(inner_device(), 3);
     let plain = member_data(
         valid
             .linear
@@ -1241,7 +1068,7 @@ pub struct Deep<B: Backend> {
 /// Parameter paths in errors go through `Vec` and `Option` containers (`layers.1.weight`).
 #[test]
 fn shape_errors_name_paths_inside_containers() {
-    let one = VmapDevice::new(cpu(), 1);
+    let one = VmapDevice::new(inner_device(), 1);
     let make = |hidden: usize| Deep::<G> {
         layers: vec![
             LinearConfig::new(3, 4).init(&one),
@@ -1283,8 +1110,8 @@ fn saved_member_with_running_state_matches_the_group_in_inference() {
     use burn::module::AutodiffModule;
 
     let group: Batched<BatchNorm<G>> =
-        Batched::init(3, &cpu(), |d| BatchNormConfig::new(4).init(d)).unwrap();
-    let one = VmapDevice::new(cpu(), 1);
+        Batched::init(3, &inner_device(), |d| BatchNormConfig::new(4).init(d)).unwrap();
+    let one = VmapDevice::new(inner_device(), 1);
     for step in 0..3u64 {
         let x = stack_members(
             (0..3)
@@ -1307,7 +1134,7 @@ fn saved_member_with_running_state_matches_the_group_in_inference() {
     let valid = group.valid();
     let eval = member_data(valid.forward(Tensor::<Vmap<Inner>, 3>::from_data(
         x.clone(),
-        &VmapDevice::new(cpu(), 3),
+        &VmapDevice::new(inner_device(), 3),
     )));
     assert_ne!(values(&eval[0]), values(&eval[1]));
     for (k, eval_k) in eval.iter().enumerate() {
@@ -1319,11 +1146,11 @@ fn saved_member_with_running_state_matches_the_group_in_inference() {
             .save_file(path.clone(), &bin)
             .unwrap();
         let plain: BatchNorm<NdArray> = BatchNormConfig::new(4)
-            .init(&cpu())
-            .load_file(path, &bin, &cpu())
+            .init(&inner_device())
+            .load_file(path, &bin, &inner_device())
             .unwrap();
         let out = plain
-            .forward(Tensor::<NdArray, 3>::from_data(x.clone(), &cpu()))
+            .forward(Tensor::<NdArray, 3>::from_data(x.clone(), &inner_device()))
             .into_data();
         let (d, ok) = max_diff(&values(&out), &values(eval_k), 1e-6, 1e-5);
         assert!(

@@ -1,9 +1,12 @@
-//! The parity driver: K members trained as one `Batched` group on `Autodiff<Vmap<NdArray>>`
-//! with a per-member SGD step, vs the same K members trained one by one on `Autodiff<NdArray>`
-//! with burn-optim's unmodified SGD at the member's learning rate.
+//! The parity driver: K members trained as one `Batched` group on `Autodiff<Vmap<Inner>>`
+//! with a per-member SGD step, vs the same K members trained one by one on `Autodiff<Inner>`
+//! with burn-optim's unmodified SGD at the member's learning rate. `Inner` is the test
+//! binary's backend (`crate::Inner`): NdArray in `main`, wgpu (CubeCL) in `cubecl`.
 
-use burn::backend::ndarray::NdArrayDevice;
-use burn::backend::{Autodiff, NdArray};
+// The device is `Copy` on NdArray and only `Clone` on wgpu: these files serve both binaries.
+#![allow(clippy::clone_on_copy)]
+
+use burn::backend::Autodiff;
 use burn::module::{AutodiffModule, Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::{GradientsParams, Optimizer, SgdConfig};
 use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
@@ -16,8 +19,8 @@ use saturate_vmap::tensor::from_inner;
 use saturate_vmap::{member_data, member_values, per_member, stack_members, Batched, Vmap};
 use saturate_vmap::{VmapBackend, VmapDevice};
 
-/// The inner backend.
-pub type Inner = NdArray;
+/// The inner backend: the test binary's own.
+pub type Inner = crate::Inner;
 /// The group backend.
 pub type G = Autodiff<Vmap<Inner>>;
 /// The reference backend (one member at a time).
@@ -34,14 +37,14 @@ pub const ATOL: f64 = 1e-5;
 /// See [`ATOL`].
 pub const RTOL: f64 = 1e-4;
 
-/// The inner device.
-pub fn cpu() -> NdArrayDevice {
-    NdArrayDevice::Cpu
+/// The inner device: the test binary's own.
+pub fn inner_device() -> crate::InnerDevice {
+    crate::inner_device()
 }
 
 /// The device of a K-member group.
 pub fn group_device(members: usize) -> VmapDevice<Inner> {
-    VmapDevice::new(cpu(), members)
+    VmapDevice::new(inner_device(), members)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -121,7 +124,7 @@ impl ModuleMapper<G> for Reseed {
         shape.insert(0, members);
         let inner = <Inner as burn::tensor::ops::FloatTensorOps<Inner>>::float_from_data(
             TensorData::new(fresh, shape),
-            &cpu(),
+            &inner_device(),
         );
         let prim = <G as VmapBackend>::float_from_vmap(from_inner(inner, true, members));
         let tensor = Tensor::<G, D>::from_primitive(burn::tensor::TensorPrimitive::Float(prim))
@@ -277,6 +280,7 @@ pub fn compare(what: &str, member: usize, got: &[Snap], want: &[Snap]) -> Vec<St
             continue;
         }
         let (max, ok) = max_diff(&g.values, &w.values, ATOL, RTOL);
+        record_worst(&g.path, &g.values, &w.values);
         if !ok {
             bad.push(format!(
                 "{what}: member {member} `{}` {:?}: max |group - reference| = {max:e} (atol {ATOL:e}, rtol {RTOL:e})",
@@ -285,6 +289,79 @@ pub fn compare(what: &str, member: usize, got: &[Snap], want: &[Snap]) -> Vec<St
         }
     }
     bad
+}
+
+/// The largest `|a - b| / (ATOL + RTOL * |b|)`: at most 1 within tolerance.
+pub fn tolerance_ratio(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| {
+            let d = (x as f64 - y as f64).abs();
+            if d.is_nan() {
+                f64::INFINITY
+            } else {
+                d / (ATOL + RTOL * (y as f64).abs())
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The worst parameter difference [`compare`] saw in this test's thread. With
+/// `SATURATE_PARITY_REPORT=FILE` set, it is appended to FILE as one CSV row (backend, test,
+/// largest |group - reference|, that over the tolerance, the parameter) when the test's thread
+/// ends: `scripts/parity-table.sh` builds the book's parity table from these rows.
+#[derive(Default)]
+struct Worst {
+    max_abs: f64,
+    ratio: f64,
+    parameter: String,
+}
+
+impl Drop for Worst {
+    fn drop(&mut self) {
+        let Ok(path) = std::env::var("SATURATE_PARITY_REPORT") else {
+            return;
+        };
+        if self.parameter.is_empty() {
+            return;
+        }
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("?")
+            .trim_start_matches("parity::")
+            .to_string();
+        let backend = Inner::name(&inner_device());
+        let row = format!(
+            "{backend},{test},{:e},{:.4},{}\n",
+            self.max_abs, self.ratio, self.parameter
+        );
+        use std::io::Write;
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = file.write_all(row.as_bytes());
+        }
+    }
+}
+
+thread_local! {
+    static WORST: std::cell::RefCell<Worst> = std::cell::RefCell::new(Worst::default());
+}
+
+fn record_worst(parameter: &str, got: &[f32], want: &[f32]) {
+    let max_abs = max_diff(got, want, 0.0, 0.0).0;
+    let ratio = tolerance_ratio(got, want);
+    WORST.with(|w| {
+        // Fields, not a new `Worst`: replacing it would drop (and report) the old one.
+        let mut w = w.borrow_mut();
+        if w.parameter.is_empty() || ratio > w.ratio || ratio.is_nan() {
+            w.ratio = ratio;
+            w.parameter = parameter.to_string();
+        }
+        w.max_abs = w.max_abs.max(max_abs);
+    });
 }
 
 /// The largest parameter change between two snapshots of one member.
@@ -538,7 +615,7 @@ where
 {
     let members = opts.members;
     assert!((1..=LRS.len()).contains(&members));
-    let device = cpu();
+    let device = inner_device();
     type Start<C> = (Batched<<C as Case>::Model<G>>, Vec<<C as Case>::Model<R>>);
     let (mut group, mut refs): Start<C> = match opts.build {
         Build::Init => {
@@ -554,7 +631,7 @@ where
             (group, refs)
         }
         Build::Stack => {
-            let one = VmapDevice::new(device, 1);
+            let one = VmapDevice::new(device.clone(), 1);
             let modules: Vec<C::Model<G>> = (0..members)
                 .map(|k| reseed(case.init::<G>(&one), seed + 7919 * k as u64))
                 .collect();
@@ -610,7 +687,7 @@ where
             let feed = MemberFeed::<R> {
                 slots: &slots,
                 member: k,
-                device,
+                device: device.clone(),
             };
             let model = refs.remove(k);
             let loss = case.loss(&model, &feed);
@@ -657,7 +734,7 @@ where
                 &MemberFeed::<Inner> {
                     slots: &slots,
                     member: k,
-                    device,
+                    device: device.clone(),
                 },
             )
             .into_scalar()
@@ -739,7 +816,7 @@ where
     C::Model<R>: AutodiffModule<R>,
 {
     assert_eq!(weights.len(), K);
-    let device = cpu();
+    let device = inner_device();
     let group: Batched<C::Model<G>> =
         Batched::init(K, &device, |d| reseed(case.init::<G>(d), seed)).expect("init the group");
     let gdevice = group.device();
@@ -776,7 +853,7 @@ where
             &MemberFeed::<R> {
                 slots: &slots,
                 member: k,
-                device,
+                device: device.clone(),
             },
         );
         let rgrads = loss.backward();
@@ -845,7 +922,7 @@ where
     C::Model<G>: AutodiffModule<G>,
     C::Model<R>: AutodiffModule<R>,
 {
-    let device = cpu();
+    let device = inner_device();
     let gdevice = group_device(K);
     let plain: C::Model<Inner> = case.init::<Inner>(&device);
     // burn initialises lazily, and a clone of an uninitialised parameter draws its own values.
@@ -881,7 +958,7 @@ where
             &MemberFeed::<R> {
                 slots: &slots,
                 member: k,
-                device,
+                device: device.clone(),
             },
         );
         let value: f64 = loss.clone().into_scalar().elem();

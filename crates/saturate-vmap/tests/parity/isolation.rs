@@ -35,10 +35,11 @@ fn gradient_of_a_shared_input() {
     use rand::SeedableRng;
     use saturate_vmap::{is_batched, member_data, Batched};
 
-    use super::common::{cpu, max_diff, reseed, transfer, uniform, G, R};
+    use super::common::{inner_device, max_diff, reseed, transfer, uniform, G, R};
     use super::models::Mlp;
 
-    let group: Batched<Mlp<G>> = Batched::init(4, &cpu(), |d| reseed(Mlp::new(d), 310)).unwrap();
+    let group: Batched<Mlp<G>> =
+        Batched::init(4, &inner_device(), |d| reseed(Mlp::new(d), 310)).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(310);
     let x = uniform(&mut rng, &[5, 8], -1.0, 1.0);
     let y = uniform(&mut rng, &[5, 4], -1.0, 1.0);
@@ -50,10 +51,13 @@ fn gradient_of_a_shared_input() {
     let f = |d: burn::tensor::TensorData| d.convert::<f32>().to_vec::<f32>().unwrap();
     let per_member: Vec<Vec<f32>> = (0..4)
         .map(|k| {
-            let m: Mlp<R> =
-                transfer::<G, R, _, _>(group.member(k).unwrap(), Mlp::new(&cpu()), &cpu());
-            let rx = Tensor::<R, 2>::from_data(x.clone(), &cpu()).require_grad();
-            let ry = Tensor::<R, 2>::from_data(y.clone(), &cpu());
+            let m: Mlp<R> = transfer::<G, R, _, _>(
+                group.member(k).unwrap(),
+                Mlp::new(&inner_device()),
+                &inner_device(),
+            );
+            let rx = Tensor::<R, 2>::from_data(x.clone(), &inner_device()).require_grad();
+            let ry = Tensor::<R, 2>::from_data(y.clone(), &inner_device());
             let loss = MseLoss::new().forward(m.forward(rx.clone()), ry, Reduction::Mean);
             let g = rx.grad(&loss.backward()).unwrap();
             f(g.into_data())
@@ -83,20 +87,19 @@ fn gradient_of_a_shared_input() {
 /// or the sum over members.
 #[test]
 fn shared_weights_with_batched_input() {
-    use burn::backend::NdArray;
     use burn::nn::{Linear, LinearConfig};
     use burn::tensor::{Tensor, TensorData};
     use rand::SeedableRng;
     use saturate_vmap::{is_batched, member_data, stack_members, VmapDevice};
 
-    use super::common::{cpu, group_device, max_diff, transfer, uniform, G, R};
+    use super::common::{group_device, inner_device, max_diff, transfer, uniform, Inner, G, R};
 
     let f = |d: TensorData| d.convert::<f32>().to_vec::<f32>().unwrap();
-    let plain: Linear<NdArray> = LinearConfig::new(4, 5).init(&cpu());
+    let plain: Linear<Inner> = LinearConfig::new(4, 5).init(&inner_device());
     // burn initialises lazily and a clone of an uninitialised parameter draws its own values.
     let _ = (plain.weight.val(), plain.bias.as_ref().map(|b| b.val()));
     let device = group_device(3);
-    let shared: Linear<G> = transfer::<NdArray, G, _, _>(
+    let shared: Linear<G> = transfer::<Inner, G, _, _>(
         plain.clone(),
         LinearConfig::new(4, 5).init(&device),
         &device,
@@ -105,15 +108,18 @@ fn shared_weights_with_batched_input() {
         !is_batched(&shared.weight.val()),
         "weights loaded from data are shared"
     );
-    let reference: Linear<R> =
-        transfer::<NdArray, R, _, _>(plain, LinearConfig::new(4, 5).init(&cpu()), &cpu());
+    let reference: Linear<R> = transfer::<Inner, R, _, _>(
+        plain,
+        LinearConfig::new(4, 5).init(&inner_device()),
+        &inner_device(),
+    );
 
     let mut rng = rand::rngs::StdRng::seed_from_u64(320);
     for shape in [vec![6usize, 4], vec![2, 6, 4]] {
         let data: Vec<TensorData> = (0..3)
             .map(|_| uniform(&mut rng, &shape, -1.0, 1.0))
             .collect();
-        let one = VmapDevice::new(cpu(), 1);
+        let one = VmapDevice::new(inner_device(), 1);
         // Rank 3 covers the batched-matmul path, rank 2 the folded one.
         macro_rules! run {
             ($D:literal) => {{
@@ -131,7 +137,8 @@ fn shared_weights_with_batched_input() {
                 let gw = shared.weight.val().grad(&grads).expect("weight gradient");
                 let mut want_gw: Vec<Vec<f32>> = Vec::new();
                 for k in 0..3 {
-                    let rx = Tensor::<R, $D>::from_data(data[k].clone(), &cpu()).require_grad();
+                    let rx =
+                        Tensor::<R, $D>::from_data(data[k].clone(), &inner_device()).require_grad();
                     let ry = reference.forward(rx.clone());
                     let (d, ok) =
                         max_diff(&f(out[k].clone()), &f(ry.clone().into_data()), 1e-6, 1e-5);
@@ -191,7 +198,7 @@ fn balanced_checkpointing_gives_the_same_gradients() {
     use saturate_vmap::{member_data, Batched, Vmap, VmapBackend, VmapDevice};
 
     use super::common::{
-        cpu, max_diff, transfer, Case, GroupFeed, Inner, MemberFeed, Slot, ATOL, R, RTOL,
+        inner_device, max_diff, transfer, Case, GroupFeed, Inner, MemberFeed, Slot, ATOL, R, RTOL,
     };
     use super::models::{CnnCase, MlpCase};
 
@@ -236,11 +243,13 @@ fn balanced_checkpointing_gives_the_same_gradients() {
         C::Model<GC>: AutodiffModule<GC>,
         C::Model<R>: AutodiffModule<R>,
     {
-        let plain: Vec<C::Model<Inner>> = (0..4).map(|_| case.init::<Inner>(&cpu())).collect();
+        let plain: Vec<C::Model<Inner>> = (0..4)
+            .map(|_| case.init::<Inner>(&inner_device()))
+            .collect();
         for p in &plain {
             let _ = super::common::params(p); // initialise (lazy) before cloning
         }
-        let one = VmapDevice::new(cpu(), 1);
+        let one = VmapDevice::new(inner_device(), 1);
         let gd: Batched<C::Model<GD>> = Batched::stack(
             plain
                 .iter()
@@ -284,14 +293,17 @@ fn balanced_checkpointing_gives_the_same_gradients() {
             }
         }
         // And member 2 against its independent run.
-        let r: C::Model<R> =
-            transfer::<Inner, R, _, _>(plain[2].clone(), case.init::<R>(&cpu()), &cpu());
+        let r: C::Model<R> = transfer::<Inner, R, _, _>(
+            plain[2].clone(),
+            case.init::<R>(&inner_device()),
+            &inner_device(),
+        );
         let lr = case.loss(
             &r,
             &MemberFeed::<R> {
                 slots: &slots,
                 member: 2,
-                device: cpu(),
+                device: inner_device(),
             },
         );
         let rg = lr.backward();

@@ -9,8 +9,8 @@ use rand::SeedableRng;
 use saturate_vmap::{member_values, Batched, Vmap};
 
 use super::common::{
-    compare, cpu, group_params, params, reseed, sgd_group, step_slots, transfer, Case, DataMode,
-    GroupFeed, Inner, MemberFeed, ATOL, G, R, RTOL,
+    compare, group_params, inner_device, params, reseed, sgd_group, step_slots, transfer, Case,
+    DataMode, GroupFeed, Inner, MemberFeed, ATOL, G, R, RTOL,
 };
 use super::models::{CnnCase, MlpCase};
 use super::modules::batch_norm_case;
@@ -34,8 +34,8 @@ where
         .map(|k| Alone {
             model: Some(transfer::<G, R, _, _>(
                 group.member(k).expect("member"),
-                case.init::<R>(&cpu()),
-                &cpu(),
+                case.init::<R>(&inner_device()),
+                &inner_device(),
             )),
             optim: SgdConfig::new().init(),
             lr: lrs[k],
@@ -76,7 +76,7 @@ where
                 &MemberFeed::<R> {
                     slots: &slots,
                     member: k,
-                    device: cpu(),
+                    device: inner_device(),
                 },
             );
             let value: f64 = loss.clone().into_scalar().elem();
@@ -110,7 +110,7 @@ where
 {
     let mut rng = StdRng::seed_from_u64(seed);
     let lrs = [0.1, 0.03, 0.2, 0.05];
-    let group = Batched::init(4, &cpu(), |d| reseed(case.init::<G>(d), seed)).unwrap();
+    let group = Batched::init(4, &inner_device(), |d| reseed(case.init::<G>(d), seed)).unwrap();
     let mut refs = references(case, &group, &lrs);
     let group = train(
         case,
@@ -139,7 +139,7 @@ where
     );
 
     // Refill: two fresh members with their own learning rates.
-    let fresh = Batched::init(2, &cpu(), |d| reseed(case.init::<G>(d), seed + 1)).unwrap();
+    let fresh = Batched::init(2, &inner_device(), |d| reseed(case.init::<G>(d), seed + 1)).unwrap();
     refs.extend(references(case, &fresh, &[0.08, 0.15]));
     let group = group.extend(fresh).unwrap();
     assert_eq!(group.members(), 4);

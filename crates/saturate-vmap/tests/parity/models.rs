@@ -260,9 +260,9 @@ fn per_member_accuracy() {
     use burn::module::AutodiffModule;
     use saturate_vmap::{member_values, Batched, Vmap};
 
-    use super::common::{cpu, transfer, Inner, G};
+    use super::common::{inner_device, transfer, Inner, G};
 
-    let group: Batched<Mlp<G>> = Batched::init(4, &cpu(), Mlp::new).unwrap();
+    let group: Batched<Mlp<G>> = Batched::init(4, &inner_device(), Mlp::new).unwrap();
     let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(240);
     let x = uniform(&mut rng, &[64, 8], -1.0, 1.0);
     let y = classes(&mut rng, &[64], 4);
@@ -281,9 +281,10 @@ fn per_member_accuracy() {
     distinct.dedup();
     for (k, got) in acc.iter().enumerate() {
         let member = group.member(k).unwrap();
-        let alone: Mlp<Inner> = transfer::<G, Inner, _, _>(member, Mlp::new(&cpu()), &cpu());
-        let logits = alone.forward(Tensor::from_data(x.clone(), &cpu()));
-        let targets = Tensor::<Inner, 1, burn::tensor::Int>::from_data(y.clone(), &cpu());
+        let alone: Mlp<Inner> =
+            transfer::<G, Inner, _, _>(member, Mlp::new(&inner_device()), &inner_device());
+        let logits = alone.forward(Tensor::from_data(x.clone(), &inner_device()));
+        let targets = Tensor::<Inner, 1, burn::tensor::Int>::from_data(y.clone(), &inner_device());
         let want: f64 = logits
             .argmax(1)
             .squeeze_dim::<1>(1)

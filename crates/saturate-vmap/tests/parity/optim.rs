@@ -3,6 +3,9 @@
 //! momentum and weight decay, vs the same optimizer on each member alone. The optimizer state
 //! (moments) carries the member axis like the parameters.
 
+// The device is `Copy` on NdArray and only `Clone` on wgpu: these files serve both binaries.
+#![allow(clippy::clone_on_copy)]
+
 use burn::grad_clipping::GradientClippingConfig;
 use burn::module::AutodiffModule;
 use burn::optim::decay::WeightDecayConfig;
@@ -14,8 +17,8 @@ use rand::SeedableRng;
 use saturate_vmap::{member_values, Batched, Vmap};
 
 use super::common::{
-    compare, cpu, group_params, params, reseed, step_slots, transfer, Case, DataMode, GroupFeed,
-    Inner, MemberFeed, ATOL, G, K, R, RTOL, STEPS,
+    compare, group_params, inner_device, params, reseed, step_slots, transfer, Case, DataMode,
+    GroupFeed, Inner, MemberFeed, ATOL, G, K, R, RTOL, STEPS,
 };
 use super::models::{CnnCase, MlpCase};
 use super::modules::batch_norm_case;
@@ -34,7 +37,7 @@ fn optimizer_parity<C, OG, OR>(
     OG: Optimizer<C::Model<G>, G>,
     OR: Optimizer<C::Model<R>, R>,
 {
-    let device = cpu();
+    let device = inner_device();
     let mut group: Batched<C::Model<G>> =
         Batched::init(K, &device, |d| reseed(case.init::<G>(d), seed)).unwrap();
     let mut refs: Vec<(C::Model<R>, OR)> = (0..K)
@@ -63,7 +66,7 @@ fn optimizer_parity<C, OG, OR>(
                 &MemberFeed::<R> {
                     slots: &slots,
                     member: k,
-                    device,
+                    device: device.clone(),
                 },
             );
             let value: f64 = loss.clone().into_scalar().elem();

@@ -39,8 +39,8 @@ use rand::SeedableRng;
 use saturate_vmap::{member_data, Batched, Vmap, VmapDevice};
 
 use super::common::{
-    compare, cpu, group_params, max_diff, params, reseed, step_slots, transfer, uniform, Case,
-    DataMode, Feed, GroupFeed, Inner, MemberFeed, Snap, ATOL, G, R, RTOL,
+    compare, group_params, inner_device, max_diff, params, reseed, step_slots, transfer, uniform,
+    Case, DataMode, Feed, GroupFeed, Inner, MemberFeed, Snap, ATOL, G, R, RTOL,
 };
 
 const LR: f64 = 0.01;
@@ -135,8 +135,8 @@ struct Run {
 fn to_plain(group: &Batched<Model<G>>, k: usize) -> Model<R> {
     transfer::<G, R, _, _>(
         group.member(k).expect("member"),
-        NormsCase.init::<R>(&cpu()),
-        &cpu(),
+        NormsCase.init::<R>(&inner_device()),
+        &inner_device(),
     )
 }
 
@@ -210,8 +210,10 @@ fn close_snaps(what: &str, k: usize, got: &[Snap], want: &[Snap]) {
 
 impl Run {
     fn new(members: usize, seed: u64) -> Self {
-        let group =
-            Batched::init(members, &cpu(), |d| reseed(NormsCase.init::<G>(d), seed)).expect("init");
+        let group = Batched::init(members, &inner_device(), |d| {
+            reseed(NormsCase.init::<G>(d), seed)
+        })
+        .expect("init");
         let alone = (0..members)
             .map(|k| Alone::new(to_plain(&group, k)))
             .collect();
@@ -248,7 +250,7 @@ impl Run {
                     &MemberFeed::<R> {
                         slots: &slots,
                         member: k,
-                        device: cpu(),
+                        device: inner_device(),
                     },
                 );
                 let grads = GradientsParams::from_grads(loss.backward(), &alone.model);
@@ -334,7 +336,7 @@ fn member_carries_the_latest_statistics() {
             let feed = MemberFeed::<R> {
                 slots: &slots,
                 member: k,
-                device: cpu(),
+                device: inner_device(),
             };
             let loss = NormsCase.loss(&twin.model, &feed);
             let grads = GradientsParams::from_grads(loss.backward(), &twin.model);
@@ -423,7 +425,7 @@ fn recorder_round_trip_of_every_member_keeps_the_latest_statistics() {
     // tensor has no single `TensorData`), loaded into a fresh one-member module, and the group
     // rebuilt with `stack`.
     let recorder = BinBytesRecorder::<FullPrecisionSettings>::default();
-    let one = VmapDevice::<Inner>::new(cpu(), 1);
+    let one = VmapDevice::<Inner>::new(inner_device(), 1);
     let modules: Vec<Model<G>> = (0..3)
         .map(|k| {
             let member = run.group.member(k).expect("member");
@@ -445,7 +447,7 @@ fn recorder_round_trip_of_every_member_keeps_the_latest_statistics() {
         &run.group.valid(),
         &GroupFeed::<Vmap<Inner>> {
             slots: &slots,
-            device: VmapDevice::new(cpu(), 3),
+            device: VmapDevice::new(inner_device(), 3),
         },
     );
     let eval: Vec<Vec<f32>> = member_data(eval).into_iter().map(values).collect();
@@ -455,7 +457,7 @@ fn recorder_round_trip_of_every_member_keeps_the_latest_statistics() {
             &MemberFeed::<Inner> {
                 slots: &slots,
                 member: k,
-                device: cpu(),
+                device: inner_device(),
             },
         );
         let (d, ok) = max_diff(&eval[k], &values(want.into_data()), ATOL, RTOL);

@@ -34,8 +34,8 @@ use rand::SeedableRng;
 use saturate_vmap::{member_values, Batched};
 
 use super::common::{
-    classes, compare, cpu, group_params, max_diff, params, reseed, step_slots, transfer, uniform,
-    Case, DataMode, Feed, GroupFeed, MemberFeed, Slot, ATOL, G, R, RTOL,
+    classes, compare, group_params, inner_device, max_diff, params, reseed, step_slots, transfer,
+    uniform, Case, DataMode, Feed, GroupFeed, MemberFeed, Slot, ATOL, G, R, RTOL,
 };
 
 /// The smallest CNN that still has every op of the classifier: conv 1 -> 3 channels (3x3,
@@ -106,14 +106,16 @@ fn group_step<O: Optimizer<TinyCnn<G>, G>>(
 /// Trains one seed; returns one line per parameter or loss outside `ATOL` / `RTOL`.
 fn one_seed(seed: u64) -> Vec<String> {
     let case = TinyCnnCase;
-    let mut group: Batched<TinyCnn<G>> =
-        Batched::init(MEMBERS, &cpu(), |d| reseed(case.init::<G>(d), seed)).expect("init");
+    let mut group: Batched<TinyCnn<G>> = Batched::init(MEMBERS, &inner_device(), |d| {
+        reseed(case.init::<G>(d), seed)
+    })
+    .expect("init");
     let mut alone: Vec<TinyCnn<R>> = (0..MEMBERS)
         .map(|k| {
             transfer::<G, R, _, _>(
                 group.member(k).expect("member"),
-                case.init::<R>(&cpu()),
-                &cpu(),
+                case.init::<R>(&inner_device()),
+                &inner_device(),
             )
         })
         .collect();
@@ -133,7 +135,7 @@ fn one_seed(seed: u64) -> Vec<String> {
                 &MemberFeed::<R> {
                     slots: &slots,
                     member: k,
-                    device: cpu(),
+                    device: inner_device(),
                 },
             );
             let value: f64 = loss.clone().into_scalar().elem();
@@ -191,8 +193,10 @@ fn cnn_classifier_with_adam_for_every_seed() {
 /// the same Adam); returns the parameters and losses that are not equal bit for bit.
 fn one_seed_group_of_one(seed: u64) -> Vec<String> {
     let case = TinyCnnCase;
-    let mut group: Batched<TinyCnn<G>> =
-        Batched::init(MEMBERS, &cpu(), |d| reseed(case.init::<G>(d), seed)).expect("init");
+    let mut group: Batched<TinyCnn<G>> = Batched::init(MEMBERS, &inner_device(), |d| {
+        reseed(case.init::<G>(d), seed)
+    })
+    .expect("init");
     let mut singles: Vec<Batched<TinyCnn<G>>> = (0..MEMBERS)
         .map(|k| group.clone().retain(&[k]).expect("retain"))
         .collect();

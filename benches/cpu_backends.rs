@@ -91,6 +91,7 @@ fn model_name(model: Model) -> &'static str {
         Model::Mlp8 => "MLP 8-16-4 b64",
         Model::Mlp784 => "MLP 784-128-10 b128",
         Model::Cnn => "SmallCNN(16) b128",
+        Model::Transformer => "PatchTransformer(32) b128",
     }
 }
 

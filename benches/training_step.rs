@@ -5,7 +5,8 @@
 //! Run: `cargo bench --bench training_step` (tables in book/src/benchmarks.md). The inner backend
 //! is NdArray unless a backend feature picks another: `--features flex`, `candle` or `cpu`
 //! (`openblas-system` / `blas-netlib` switch NdArray's matrix product to a BLAS); `--features cuda`
-//! puts every other backend aside and runs on CUDA (scripts/gpu-check.sh, book/src/gpu.md).
+//! puts every other backend aside and runs on CUDA (scripts/gpu-check.sh, book/src/gpu.md), then
+//! `wgpu` (any Vulkan, Metal or DX12 GPU, or lavapipe), then `tch` (LibTorch).
 
 mod common;
 
@@ -17,17 +18,35 @@ use saturate::vmap::{per_member, set_conv_lowering, Batched, ConvLowering, Vmap}
 
 #[cfg(feature = "cuda")]
 type Inner = burn::backend::Cuda;
-#[cfg(all(feature = "cpu", not(feature = "cuda")))]
+#[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+type Inner = burn::backend::Wgpu;
+#[cfg(all(feature = "tch", not(any(feature = "cuda", feature = "wgpu"))))]
+type Inner = burn::backend::LibTorch;
+#[cfg(all(
+    feature = "cpu",
+    not(any(feature = "cuda", feature = "wgpu", feature = "tch"))
+))]
 type Inner = burn::backend::Cpu;
-#[cfg(all(feature = "candle", not(any(feature = "cuda", feature = "cpu"))))]
+#[cfg(all(
+    feature = "candle",
+    not(any(feature = "cuda", feature = "wgpu", feature = "tch", feature = "cpu"))
+))]
 type Inner = burn::backend::Candle;
 #[cfg(all(
     feature = "flex",
-    not(any(feature = "cuda", feature = "cpu", feature = "candle"))
+    not(any(
+        feature = "cuda",
+        feature = "wgpu",
+        feature = "tch",
+        feature = "cpu",
+        feature = "candle"
+    ))
 ))]
 type Inner = burn::backend::Flex;
 #[cfg(not(any(
     feature = "cuda",
+    feature = "wgpu",
+    feature = "tch",
     feature = "cpu",
     feature = "candle",
     feature = "flex"
@@ -43,7 +62,7 @@ const KS: &[usize] = &[1, 2, 4, 8, 16];
 /// NdArray, batched GEMMs elsewhere). The bench applies `saturate::malloc::tune` first, like
 /// the examples; `SATURATE_MALLOC=system` measures glibc's defaults.
 ///
-/// `SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn>,<K>,<steps>` runs that many steps
+/// `SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn|transformer>,<K>,<steps>` runs that many steps
 /// of one arm without divan, for `perf record` / `perf stat` and scripts/gpu-check.sh. One
 /// untimed first step goes before them (on CUDA it compiles and autotunes the kernels), and the
 /// device is synchronised before the clock stops, so queued GPU work is counted.
@@ -67,12 +86,13 @@ fn main() {
 fn profile(spec: &str) {
     let parts: Vec<&str> = spec.split(',').collect();
     let [arm, model, k, steps] = parts[..] else {
-        panic!("SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn>,<K>,<steps>");
+        panic!("SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn|transformer>,<K>,<steps>");
     };
     let model = match model {
         "mlp8" => Model::Mlp8,
         "mlp784" => Model::Mlp784,
         "cnn" => Model::Cnn,
+        "transformer" => Model::Transformer,
         other => panic!("unknown model {other}"),
     };
     let (k, steps): (usize, usize) = (k.parse().unwrap(), steps.parse().unwrap());
@@ -202,4 +222,12 @@ fn cnn_sequential(bencher: divan::Bencher, k: usize) {
 #[divan::bench(args = KS, sample_count = 10, sample_size = 1)]
 fn cnn_grouped(bencher: divan::Bencher, k: usize) {
     grouped(bencher, Model::Cnn, k)
+}
+#[divan::bench(args = KS, sample_count = 3, sample_size = 1)]
+fn transformer_sequential(bencher: divan::Bencher, k: usize) {
+    sequential(bencher, Model::Transformer, k)
+}
+#[divan::bench(args = KS, sample_count = 10, sample_size = 1)]
+fn transformer_grouped(bencher: divan::Bencher, k: usize) {
+    grouped(bencher, Model::Transformer, k)
 }

@@ -257,6 +257,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     let task = FashionTask::new(train, valid, &plan);
     let steps_per_epoch = plan.steps_per_epoch;
+    println!("backend: {}", common::backend::name());
     println!(
         "Fashion-MNIST: {} training / {} validation images{}; {} trials in groups of {}, \
          {} epoch(s) of {} steps of {} images",

@@ -830,11 +830,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     Inner::seed(&Default::default(), o.seed);
     let data = Data::new(&plan, o.seed);
-    let backend = std::any::type_name::<Inner>()
-        .rsplit("::")
-        .next()
-        .unwrap_or("?")
-        .to_owned();
+    let backend = common::backend::name();
     let commit = std::env::var("SATURATE_BENCH_COMMIT").unwrap_or_default();
     println!(
         "{arm} arm, seed {}: {} trials{} of the CNN (width {}) on {} / {} images, batch {}, \

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use saturate::study::prelude::*;
 use saturate::train::GROUP_ATTR;
 
-use crate::support::{optuna_load, run_example};
+use crate::support::{expected_backend, optuna_load, run_example};
 
 /// Trials of every example's short mode.
 const SHORT_TRIALS: usize = 6;
@@ -105,6 +105,15 @@ fn fashion_mnist_trains_a_study_of_cnn_groups() {
     assert!(
         printed.contains("512 training / 256 validation images"),
         "{printed}"
+    );
+    let backend = printed
+        .lines()
+        .find_map(|l| l.strip_prefix("backend: "))
+        .unwrap_or_else(|| panic!("the example names its backend:\n{printed}"));
+    assert!(
+        backend.contains(expected_backend()),
+        "ran on {backend}, built for {}",
+        expected_backend()
     );
     let journal = check_journal(&dir.path().join("fm.journal"), "fashion_mnist", "width", 1);
     assert!(printed.contains("best trial: #"), "{printed}");
@@ -233,6 +242,12 @@ fn study_bench_short_records_both_arms_and_tabulates_them() {
     for (row, (arm, k)) in written.iter().zip([("sequential", 1.0), ("grouped", 2.0)]) {
         assert_eq!(row["arm"], arm);
         assert_eq!(row["seed"], "1");
+        assert!(
+            row["backend"].contains(expected_backend()),
+            "{arm}: ran on {}, built for {}",
+            row["backend"],
+            expected_backend()
+        );
         assert_eq!(
             (num(row, "train_images"), num(row, "valid_images")),
             (512.0, 256.0)

@@ -1,10 +1,11 @@
-//! scripts/gpu-check.sh's dry run: no GPU, the bench binary and the parity and recommendation
-//! examples built in the dev profile on NdArray, the examples in their short mode and the
-//! CPU-feasible part of the plan run through the same steps as on the GPU. Checks that every
-//! planned (arm, model, K) has a CSV row with a finite time, that the parity check and the
-//! recommendation ran and wrote their files, and that results.md has their tables, so the GPU
-//! run's report cannot silently lose its shape (tests/examples_gpu.rs checks the examples'
-//! results themselves).
+//! scripts/gpu-check.sh's dry run: no GPU, the bench binary and the parity, recommendation and
+//! study-benchmark examples built in the dev profile for wgpu (CubeCL's kernels on the
+//! machine's Vulkan device: lavapipe in CI), the examples in their short mode and a small part
+//! of the plan run through the same steps as on the GPU. Checks that every planned (arm, model,
+//! K) has a CSV row with a finite time, that the parity check, the recommendation and both arms
+//! of the study benchmark ran and wrote their files, and that results.md has their tables, so
+//! the GPU run's report cannot silently lose its shape (tests/examples_gpu.rs checks the
+//! examples' results themselves).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -43,13 +44,19 @@ fn gpu_check_dry_run_reports_every_planned_run() {
         })
         .collect();
     for arm in ["sequential", "grouped"] {
-        for k in [1, 2] {
-            assert!(
-                planned.contains(&(arm.to_string(), "mlp8".to_string(), k)),
-                "the dry run plans {arm} mlp8 K={k}: {planned:?}"
-            );
+        for model in ["mlp8", "transformer"] {
+            for k in [1, 2] {
+                assert!(
+                    planned.contains(&(arm.to_string(), model.to_string(), k)),
+                    "the dry run plans {arm} {model} K={k}: {planned:?}"
+                );
+            }
         }
     }
+    assert!(
+        stdout.contains("setup-vulkan: Vulkan devices:"),
+        "the dry run names its Vulkan device:\n{stdout}"
+    );
     assert!(
         stdout.contains("would run: timeout")
             && stdout.contains("SATURATE_PROFILE=grouped,mlp8,1024,"),
@@ -113,6 +120,23 @@ fn gpu_check_dry_run_reports_every_planned_run() {
     assert!(md.contains("## Group-size recommendation: ok"), "{md}");
     assert!(
         md.contains("| model | K measured | base MiB | MiB per member |"),
+        "{md}"
+    );
+    // The study benchmark: one row per arm, both on wgpu, and their table in results.md.
+    let study = std::fs::read_to_string(out.path().join("study.csv")).expect("study.csv");
+    let mut lines = study.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let arms: Vec<&str> = rows.iter().map(|r| r[column("arm")]).collect();
+    assert_eq!(arms, ["sequential", "grouped"], "{study}");
+    for row in &rows {
+        assert!(row[column("backend")].contains("wgpu"), "{study}");
+        let best: f64 = row[column("best_accuracy")].parse().unwrap();
+        assert!((0.0..=1.0).contains(&best), "{study}");
+    }
+    assert!(
+        md.contains("## Study benchmark: sequential: ok") && md.contains("grouped: ok"),
         "{md}"
     );
 }

@@ -86,3 +86,18 @@ print(len(s.trials), len(complete), best)
     let best = parts.next().and_then(|b| b.parse().ok());
     (trials, complete, best)
 }
+
+/// The word Burn's name of the examples' backend contains for this build's features (the
+/// examples pick their backend the same way: examples/common/backend.rs). With `--features
+/// wgpu`, this binary checks that the examples it runs really ran on wgpu.
+pub fn expected_backend() -> &'static str {
+    if cfg!(feature = "cuda") {
+        "cuda"
+    } else if cfg!(feature = "wgpu") {
+        "wgpu"
+    } else if cfg!(feature = "tch") {
+        "tch"
+    } else {
+        "ndarray"
+    }
+}

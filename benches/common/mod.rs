@@ -10,7 +10,11 @@ use burn::optim::GradientsParams;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Int, Tensor};
 
-/// The three benchmark models.
+#[path = "../../examples/models/transformer.rs"]
+mod transformer;
+pub use transformer::PatchTransformer;
+
+/// The benchmark models.
 #[derive(Clone, Copy, Debug)]
 pub enum Model {
     /// MLP 8-16-4, batch 64.
@@ -19,13 +23,16 @@ pub enum Model {
     Mlp784,
     /// SmallCNN(16) on 28x28 images, batch 128.
     Cnn,
+    /// The examples' patch transformer (d_model 32, 2 layers of 4 heads) on 28x28 images,
+    /// batch 128.
+    Transformer,
 }
 
 impl Model {
     pub fn batch(self) -> usize {
         match self {
             Model::Mlp8 => 64,
-            Model::Mlp784 | Model::Cnn => 128,
+            Model::Mlp784 | Model::Cnn | Model::Transformer => 128,
         }
     }
     pub fn classes(self) -> usize {
@@ -99,6 +106,7 @@ impl<B: Backend> SmallCnn<B> {
 pub enum Net<B: Backend> {
     Mlp(Mlp<B>),
     Cnn(SmallCnn<B>),
+    Transformer(PatchTransformer<B>),
 }
 
 impl<B: Backend> Net<B> {
@@ -107,6 +115,7 @@ impl<B: Backend> Net<B> {
             Model::Mlp8 => Net::Mlp(Mlp::new(8, 16, 4, device)),
             Model::Mlp784 => Net::Mlp(Mlp::new(784, 128, 10, device)),
             Model::Cnn => Net::Cnn(SmallCnn::new(device)),
+            Model::Transformer => Net::Transformer(PatchTransformer::new(32, device)),
         }
     }
 
@@ -115,6 +124,10 @@ impl<B: Backend> Net<B> {
         match self {
             Net::Mlp(m) => m.forward(x),
             Net::Cnn(m) => {
+                let n = x.dims()[0];
+                m.forward(x.reshape([n, 1, 28, 28]))
+            }
+            Net::Transformer(m) => {
                 let n = x.dims()[0];
                 m.forward(x.reshape([n, 1, 28, 28]))
             }

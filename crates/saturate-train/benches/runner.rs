@@ -1,5 +1,7 @@
 //! What the group runner costs and what refill buys, on MLP 8-16-4 (batch 64, MSE), K = 8, SGD,
-//! NdArray f32.
+//! f32 on NdArray by default, on wgpu with `--features wgpu`, on CUDA with `--features cuda`.
+//! Each timed step ends with the device synchronised (a no-op on NdArray), so queued GPU work
+//! is counted in the step that queued it.
 //!
 //! 1. **Overhead per group step.** The same model and data trained (a) by a hand-written loop
 //!    (`Batched::init`, `GroupOptimizer`, forward / backward / step and nothing else) and (b)
@@ -24,7 +26,6 @@ use std::fmt::Write as _;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use burn::backend::NdArray;
 use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig, Relu};
@@ -42,7 +43,12 @@ use saturate_train::{
 };
 use saturate_vmap::{member_values, Batched, VmapDevice};
 
-type I = NdArray<f32>;
+#[cfg(feature = "cuda")]
+type I = burn::backend::Cuda;
+#[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+type I = burn::backend::Wgpu;
+#[cfg(not(any(feature = "cuda", feature = "wgpu")))]
+type I = burn::backend::NdArray<f32>;
 type B = GroupBackend<I>;
 
 const K: usize = 8;
@@ -170,6 +176,7 @@ impl GroupTask<I> for Regression {
     }
 
     fn next_batch(&mut self, device: &VmapDevice<I>) -> Self::Batch {
+        I::sync(&device.inner).expect("the device finishes the last step");
         self.batch_times.push(Instant::now());
         self.data.batch(device)
     }
@@ -213,6 +220,7 @@ fn hand_loop(data: &Data, steps: usize) -> (Vec<Duration>, Duration) {
         let loss = mse(&model, &batch);
         let grads = GradientsParams::from_grads(loss.backward(), &*model);
         model = optim.step(&lr, model, grads).unwrap();
+        I::sync(&vdevice.inner).expect("the device finishes the step");
         let now = Instant::now();
         times.push(now - last);
         last = now;

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The GPU check (issue 12; book/src/gpu.md): parity of the examples' models on CUDA, the
-# group-size recommendation, and one training step, sequential vs grouped, on CUDA.
+# The GPU check (book/src/gpu.md): parity of the examples' models on CUDA, the group-size
+# recommendation, one training step (MLPs, CNN, transformer), sequential vs grouped, and the
+# study benchmark (24 trials of the CNN, groups of 8, sequential vs grouped), on CUDA.
 #
 #   scripts/gpu-check.sh build [--cuda-dir DIR]
 #       Here, on the CPU machine that has the package registries: `cargo build --release
-#       --features cuda,nvml --bench training_step --example parity_check --example
-#       recommend_group_size`, then copies the binaries, this script and a run.sh into
+#       --features cuda,nvml,autotune --bench training_step --example parity_check --example
+#       recommend_group_size --example study_bench`, then copies the binaries, this script and a run.sh into
 #       target/gpu-check/. --cuda-dir DIR also copies DIR's include/ and lib*/
 #       (a CUDA toolkit, or the NVIDIA nvrtc / cuda-runtime wheels from PyPI unpacked into one
 #       folder) into target/gpu-check/cuda, for a GPU machine without NVRTC or CUDA headers;
@@ -18,35 +19,32 @@
 #       second, warm process separately; then the parity check (examples/parity_check.rs: the
 #       MLP, CNN and transformer, K = 4 members trained as a group vs each alone on CUDA, atol
 #       1e-5, rtol 1e-4; parity.csv) and the group-size recommendation
-#       (examples/recommend_group_size.rs, K up to 16, NVML memory; recommend.json), each under
-#       its own timeout; then runs every (arm, model, K) of the plan as
+#       (examples/recommend_group_size.rs, K up to 16, NVML memory; recommend.json) and the study
+#       benchmark (examples/study_bench.rs: the paper's protocol, 24 trials, groups of 8, one
+#       process per arm, the grouped arm with the sequential arm's wall time as its budget;
+#       study.csv, study.md), each under its own timeout; then runs every (arm, model, K) of the plan as
 #       `SATURATE_PROFILE=arm,model,K,steps training_step`, each under a per-run timeout, inside
-#       a budget for the cold start and the benchmark (default 300 s; with the parity (60 s)
-#       and recommendation (120 s) timeouts at most 480 s: 8 minutes). What does not fit is skipped
-#       and marked so. Writes results.csv and results.md into --out (default $OUT when set, so
-#       the device tool brings them back, else target/gpu-check/out).
+#       a budget for the cold start and the benchmark (default 180 s; with the parity (60 s),
+#       recommendation (90 s) and study (2 x 75 s) timeouts at most 480 s: 8 minutes). What does
+#       not fit is skipped and marked so. Writes results.csv and results.md into --out (default
+#       $OUT when set, else target/gpu-check/out).
 #   scripts/gpu-check.sh --dry-run [--budget SECONDS] [--out DIR]
 #       No GPU: prints every command of the GPU plan, checks the plan (models, Ks, the budget
-#       split), builds the bench binary and the two examples in the dev profile with the default
-#       NdArray backend (`cargo build --bench training_step --example parity_check --example
-#       recommend_group_size`, in the shared target dir) and runs the parity check and the
-#       recommendation in their short mode (--short) and the CPU-feasible part of the plan (mlp8
-#       and mlp784, K in {1, 2}, a few steps; not the CNN, whose dev-profile step takes minutes)
-#       through the same run loop, writing the same parity.csv, recommend.json, results.csv and
-#       results.md. tests/gpu_check.rs runs it.
+#       split), builds the bench binary and the three examples in the dev profile for wgpu
+#       (`cargo build --features wgpu ...`, saturate's own code at opt-level 0, in the shared
+#       target dir; the same CubeCL kernels
+#       and fusion as CUDA, on lavapipe where the machine has no GPU: scripts/setup-vulkan.sh)
+#       and runs the parity check, the recommendation and the study benchmark in their short
+#       mode (--short) and a small part of the plan (mlp8, mlp784 and the transformer, K in
+#       {1, 2}, a few steps) through the same run loop, writing the same parity.csv,
+#       recommend.json, study.csv, study.md, results.csv and results.md. tests/gpu_check.rs
+#       runs it.
 #
 # The plan: MLP 8-16-4 (mlp8), MLP 784-128-10 (mlp784) and SmallCNN (cnn), both arms, K = 1, 2,
 # 4, .., 64; then mlp8 grouped only at K = 128 .. 1024 (how far one group scales on one GPU; 1,024
 # separate models stepped one after another are not worth the budget). A K that timed out ends
 # that arm of that model: a larger K only takes longer.
 #
-# NOT in this check yet (issue 12 asks for them; nothing in the repository can run them on CUDA,
-# and this script does not fake them):
-#   - a transformer in the training-step benchmark: benches/common/mod.rs has mlp8, mlp784 and
-#     cnn only (the parity suite's TransformerEncoder case is not a benchmark model).
-#   - the study benchmark (paper protocol, with profiles): the examples (fashion_mnist,
-#     mnist_mlp, patch_transformer) and crates/saturate-train/benches/runner.rs all fix
-#     `NdArray`; none has a CUDA backend or writes saturate::profile's report.
 set -euo pipefail
 cd "$(dirname "$0")"
 # As scripts/gpu-check.sh this is scripts/; as target/gpu-check/gpu-check.sh it is the bundle.
@@ -56,7 +54,7 @@ cd "$root"
 
 phase=run
 dry_run=0
-budget=300
+budget_arg=""
 out=""
 cuda_dir=""
 bin=""
@@ -66,7 +64,7 @@ esac
 while [ $# -gt 0 ]; do
     case "$1" in
     --dry-run) dry_run=1 ;;
-    --budget) budget=$2 && shift ;;
+    --budget) budget_arg=$2 && shift ;;
     --out) out=$2 && shift ;;
     --cuda-dir) cuda_dir=$2 && shift ;;
     --bin) bin=$2 && shift ;; # the folder with the binaries
@@ -76,9 +74,11 @@ while [ $# -gt 0 ]; do
 done
 
 bundle=$root/target/gpu-check
+# How the dry run builds (shared with scripts/test.sh, so the binaries are built once).
+dry_run_cargo="--config profile.dev.package.saturate.opt-level=0"
 
-# The binaries of the check: the bench and two examples.
-targets=(training_step parity_check recommend_group_size)
+# The binaries of the check: the bench and three examples.
+targets=(training_step parity_check recommend_group_size study_bench)
 # Builds them with `cargo build "$@"` into one cargo call and copies the executables to
 # directory $1 (under their target names); fails if one is missing.
 build_binaries() {
@@ -86,7 +86,7 @@ build_binaries() {
     shift
     mkdir -p "$into"
     json=$(cargo build "$@" --bench training_step --example parity_check \
-        --example recommend_group_size --message-format=json)
+        --example recommend_group_size --example study_bench --message-format=json)
     for name in "${targets[@]}"; do
         exe=$(echo "$json" | sed -n "s/.*\"executable\":\"\([^\"]*\/$name[^\"]*\)\".*/\1/p" | tail -1)
         [ -x "$exe" ] || { echo "gpu-check: cargo built no $name executable" >&2 && return 1; }
@@ -95,7 +95,7 @@ build_binaries() {
 }
 
 if [ "$phase" = build ]; then
-    build_binaries "$bundle" --release --features cuda,nvml
+    build_binaries "$bundle" --release --features cuda,nvml,autotune
     cp "$here/gpu-check.sh" "$bundle/gpu-check.sh"
     if [ -n "$cuda_dir" ]; then
         rm -rf "$bundle/cuda" && mkdir -p "$bundle/cuda"
@@ -114,18 +114,22 @@ EOF
 fi
 
 # ---- the plan -------------------------------------------------------------------------------
-models=(mlp8 mlp784 cnn)
+models=(mlp8 mlp784 cnn transformer)
 ks=(1 2 4 8 16 32 64)
 scale_model=mlp8
 scale_ks=(128 256 512 1024)
-declare -A steps=([mlp8]=50 [mlp784]=30 [cnn]=10)
+declare -A steps=([mlp8]=50 [mlp784]=30 [cnn]=10 [transformer]=10)
 cold_timeout=150 # first process: CUDA context, NVRTC compilation, autotune
 run_timeout=45
-# The parity check and the recommendation run before the benchmark, each under its own
-# timeout, outside --budget: budget + parity_timeout + recommend_timeout <= 480 s (8 minutes).
+# The parity check, the recommendation and the study benchmark's two arms run before the
+# step benchmark, each under its own timeout, outside --budget:
+# budget + parity_timeout + recommend_timeout + 2 * study_timeout <= 480 s (8 minutes).
+budget=${budget_arg:-180}
 parity_timeout=60
-recommend_timeout=120
+recommend_timeout=90
 recommend_args=(--max-k 16)
+study_timeout=75
+study_args=()
 # Each line: arm model K steps.
 plan() {
     local model k
@@ -141,18 +145,21 @@ gpu_plan=$(plan | while read -r arm model k n; do
     echo "would run: timeout $run_timeout env SATURATE_PROFILE=$arm,$model,$k,$n target/gpu-check/training_step"
 done)
 if [ "$dry_run" = 1 ]; then
-    # The CNN is left out: one step of it in the dev profile takes minutes on a loaded 2-core
-    # machine (saturate's crates are unoptimised there).
-    models=(mlp8 mlp784)
+    # The CNN is left out: on lavapipe one grouped step of it takes seconds and the point here
+    # is that every binary, kernel and report runs, not the numbers.
+    models=(mlp8 mlp784 transformer)
     ks=(1 2)
     scale_ks=()
-    steps=([mlp8]=5 [mlp784]=3 [cnn]=1)
-    cold_timeout=30
-    run_timeout=30
+    steps=([mlp8]=5 [mlp784]=3 [cnn]=1 [transformer]=2)
+    budget=${budget_arg:-300}
+    cold_timeout=90
+    run_timeout=60
     # Short mode: K = 2 for parity, K up to 4 for the recommendation, small models.
     parity_timeout=300
     recommend_timeout=300
     recommend_args=(--short)
+    study_timeout=300
+    study_args=(--short)
 fi
 parity_args=()
 [ "$dry_run" = 1 ] && parity_args=(--short)
@@ -163,15 +170,15 @@ check_plan() {
     local ok=1 model k prev=0
     [[ "$budget" =~ ^[0-9]+$ ]] || { echo "plan: --budget $budget is not a number of seconds" && ok=0; }
     for model in "${models[@]}" "$scale_model"; do
-        case "$model" in mlp8 | mlp784 | cnn) ;; *) echo "plan: unknown model $model" && ok=0 ;; esac
+        case "$model" in mlp8 | mlp784 | cnn | transformer) ;; *) echo "plan: unknown model $model" && ok=0 ;; esac
         [ -n "${steps[$model]:-}" ] || { echo "plan: no step count for $model" && ok=0; }
     done
     for k in "${ks[@]}" "${scale_ks[@]}"; do
         if ((k <= prev || (k & (k - 1)) != 0)); then echo "plan: K list not ascending powers of two at $k" && ok=0; fi
         prev=$k
     done
-    if [ "$dry_run" = 0 ] && ((budget + parity_timeout + recommend_timeout > 480)); then
-        echo "plan: budget $budget s + parity ${parity_timeout} s + recommendation ${recommend_timeout} s is over 8 minutes (480 s)" && ok=0
+    if [ "$dry_run" = 0 ] && ((budget + parity_timeout + recommend_timeout + 2 * study_timeout > 480)); then
+        echo "plan: budget $budget s + parity ${parity_timeout} s + recommendation ${recommend_timeout} s + study 2 x ${study_timeout} s is over 8 minutes (480 s)" && ok=0
     fi
     if ((budget < cold_timeout / 5 + ${#models[@]} * 2)); then
         echo "plan: budget $budget s leaves no time after the cold start" && ok=0
@@ -198,7 +205,7 @@ say "== plan (budget ${budget} s: cold start up to ${cold_timeout} s, then runs 
 if [ "$dry_run" = 1 ]; then
     say "-- the GPU plan (not run in a dry run):"
     say "$gpu_plan"
-    say "-- the dry run's plan (NdArray, CPU):"
+    say "-- the dry run's plan (wgpu: the CubeCL kernels on this machine's Vulkan device):"
 fi
 plan | while read -r arm model k n; do say "plan: SATURATE_PROFILE=$arm,$model,$k,$n"; done
 if ! check_plan | tee -a "$log"; then
@@ -221,9 +228,14 @@ if [ -z "${CUDA_PATH:-}" ] && [ ! -d /usr/local/cuda ] && [ -d "$bundle/cuda" ];
 fi
 
 if [ "$dry_run" = 1 ]; then
-    say "== building the binaries (dev profile, NdArray): cargo build --bench training_step --example parity_check --example recommend_group_size"
+    export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+    scripts/setup-vulkan.sh 2>&1 | tee -a "$log"
+    # The dev profile with saturate's own code unoptimised (its dependencies stay optimised):
+    # at opt-level 3 the four wgpu binaries took over 15 minutes to build on 2 cores, and the
+    # dry run checks that everything runs, not how fast. scripts/test.sh builds the same way.
+    say "== building the binaries (dev profile, wgpu): cargo build $dry_run_cargo --features wgpu --bench training_step --example parity_check --example recommend_group_size --example study_bench"
     bin=$out/bin
-    build_binaries "$bin"
+    build_binaries "$bin" $dry_run_cargo --features wgpu
 fi
 bin=${bin:-$bundle}
 for name in "${targets[@]}"; do
@@ -279,8 +291,24 @@ outside=$wall
 say "== group-size recommendation, memory prediction checked at the recommended K (recommend.json)"
 run_step "$recommend_timeout" recommend "$bin/recommend_group_size" "${recommend_args[@]}" --json "$out/recommend.json"
 recommend_status="$status in ${wall} s"
+outside=$(awk -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", a + b }')
+say "== study benchmark: 24 trials of the CNN, sequential vs grouped (groups of 8), one process per arm (study.csv)"
+rm -f "$out/study.csv"
+run_step "$study_timeout" study_sequential "$bin/study_bench" --arm sequential --seed 0 "${study_args[@]}" --csv "$out/study.csv"
+study_status="sequential: $status in ${wall} s"
+outside=$(awk -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", a + b }')
+# The grouped arm's fixed-time budget is the sequential arm's wall time (0 when it failed).
+seq_wall=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_seconds") c = i } NR > 1 && $1 == "sequential" { print $c }' "$out/study.csv" 2>/dev/null | tail -1)
+grouped_budget=()
+[ -n "$seq_wall" ] && grouped_budget=(--budget-seconds "$seq_wall")
+run_step "$study_timeout" study_grouped "$bin/study_bench" --arm grouped --seed 0 "${study_args[@]}" "${grouped_budget[@]}" --csv "$out/study.csv"
+study_status="$study_status; grouped: $status in ${wall} s"
+outside=$(awk -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", a + b }')
+if [ -f "$out/study.csv" ]; then
+    "$bin/study_bench" --table "$out/study.csv" >"$out/study.md" 2>>"$log" || true
+fi
 # Their time is not the benchmark's: the budget's clock moves on by it.
-start=$(awk -v s="$start" -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", s + a + b }')
+start=$(awk -v s="$start" -v a="$outside" 'BEGIN { printf "%.3f", s + a }')
 
 csv=$out/results.csv
 echo "arm,model,K,ms_per_step,status,steps,first_step_ms,wall_s" >"$csv"
@@ -316,7 +344,7 @@ say "== done in $(elapsed) s of ${budget} s"
     echo "# GPU check: one training step, sequential vs grouped"
     echo
     if [ "$dry_run" = 1 ]; then
-        echo "Dry run on the CPU (NdArray, dev profile, a few steps): the shape of the report, not a measurement."
+        echo "Dry run without a GPU (wgpu on $(vulkaninfo --summary 2>/dev/null | sed -n 's/^\s*deviceName\s*=\s*//p' | head -1), dev profile, a few steps): real kernels on a software device, the shape of the report, not a GPU measurement."
     else
         echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo unknown)."
     fi
@@ -358,12 +386,18 @@ say "== done in $(elapsed) s of ${budget} s"
         grep '^|' "$out/recommend.log" || echo "No table: see recommend.log."
     fi
     echo
-    echo "Not in this check (see scripts/gpu-check.sh): a transformer in the training-step benchmark, the study benchmark."
+    echo "## Study benchmark: $study_status"
+    echo
+    if [ -s "$out/study.md" ]; then
+        cat "$out/study.md"
+    else
+        echo "No study table: see study_sequential.log and study_grouped.log."
+    fi
 } >"$out/results.md"
 cat "$out/results.md"
 # The benchmark's rows report their own failures; a failed parity check or recommendation fails
 # the whole check.
-if [[ "$parity_status" != ok* || "$recommend_status" != ok* ]]; then
-    echo "gpu-check: parity: $parity_status; recommendation: $recommend_status" >&2
+if [[ "$parity_status" != ok* || "$recommend_status" != ok* || "$study_status" == *failed* ]]; then
+    echo "gpu-check: parity: $parity_status; recommendation: $recommend_status; study: $study_status" >&2
     exit 1
 fi

@@ -20,7 +20,9 @@
 //! |-----------|-----------------------------------------------------------|---------|
 //! | `ndarray` | burn's NdArray CPU backend (exact: without its `simd`)    | yes     |
 //! | `ndarray-simd` | NdArray's SIMD layer (approximate `recip`; see the book's FAQ) | no |
-//! | `cuda`    | burn-cuda (CUDA loaded at run time; builds without a GPU) | no      |
+//! | `wgpu`    | burn's wgpu backend with fusion (Vulkan, Metal, DX12)    | no      |
+//! | `cuda`    | burn-cuda with fusion (CUDA loaded at run time; builds without a GPU) | no |
+//! | `autotune` | burn's kernel autotuning for `wgpu` and `cuda`           | no      |
 //! | `tch`     | burn-tch (LibTorch; needs `LIBTORCH` at build time)       | no      |
 //! | `nvml`    | GPU telemetry in [`profile`] (NVML loaded at run time)    | no      |
 

@@ -17,7 +17,7 @@ fn gpu_check_dry_run_reports_every_planned_run() {
     let out = tempfile::tempdir().unwrap();
     let output = Command::new("bash")
         .arg(root.join("scripts/gpu-check.sh"))
-        .args(["--dry-run", "--budget", "120"])
+        .args(["--dry-run", "--budget", "300"])
         .env("OUT", out.path())
         .current_dir(root)
         .output()

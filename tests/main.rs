@@ -5,5 +5,8 @@
 mod examples_gpu;
 mod examples_study;
 mod examples_train;
+// The GPU check's dry run builds and runs the wgpu binaries (scripts/test.sh runs it with
+// `--features wgpu` after the NdArray tests: its build would re-link examples they run).
+#[cfg(feature = "wgpu")]
 mod gpu_check;
 mod support;

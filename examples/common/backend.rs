@@ -22,6 +22,7 @@ pub type Inner = burn::backend::NdArray;
 
 /// Burn's name for [`Inner`] on its default device (e.g. `ndarray`, `fusion<cubecl<wgpu>>`),
 /// printed by the examples so a log says where it ran.
+#[allow(dead_code)] // every example includes this module; not every one prints the name
 pub fn name() -> String {
     use burn::tensor::backend::Backend;
     Inner::name(&Default::default())

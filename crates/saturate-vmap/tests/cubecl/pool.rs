@@ -40,7 +40,7 @@ fn assert_close(what: &str, got: &[f32], want: &[f32]) {
     let (mut worst, mut at) = (0.0f64, 0usize);
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
         let ratio = (g as f64 - w as f64).abs() / (ATOL + RTOL * (w as f64).abs());
-        if !(ratio <= worst) {
+        if ratio > worst || ratio.is_nan() {
             worst = ratio;
             at = i;
         }

@@ -32,7 +32,7 @@ out=${1:-book/src/data/parity.csv}
     ' "$tmp/ndarray.csv" "$tmp/wgpu.csv" | sort
 } >"$out"
 
-echo "| test | NdArray: max abs diff | over tolerance | wgpu: max abs diff | over tolerance |"
+echo "| test | NdArray: max abs diff | diff / tolerance | wgpu: max abs diff | diff / tolerance |"
 echo "|---|---:|---:|---:|---:|"
 awk -F, 'NR > 1 { printf "| `%s` | %s | %s | %s | %s |\n", $1, ($2 == "" ? "not run" : $2), $3, ($5 == "" ? "not run" : $5), $6 }' "$out"
 echo

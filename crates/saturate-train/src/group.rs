@@ -1,7 +1,9 @@
 //! [`GroupTrial`]: the K trials of one group, seen by the objective as one.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use saturate_study::distributions::{
     CategoricalDistribution, Choice, Distribution, FloatDistribution, IntDistribution, ParamValue,
@@ -72,6 +74,7 @@ pub struct GroupTrial<'s, S: Study> {
     pub(crate) state: &'s RunState,
     pub(crate) finished: Vec<(Arc<FrozenTrial>, MemberOutcome)>,
     profiler: Option<GroupProfiler>,
+    heartbeat: Option<GroupHeartbeat>,
 }
 
 impl<'s, S: Study> GroupTrial<'s, S> {
@@ -97,6 +100,7 @@ impl<'s, S: Study> GroupTrial<'s, S> {
             state,
             finished: Vec::new(),
             profiler,
+            heartbeat: GroupHeartbeat::start(study),
         };
         group.add_trials(trials)?;
         Ok(group)
@@ -301,6 +305,9 @@ impl<'s, S: Study> GroupTrial<'s, S> {
     pub(crate) fn add_trials(&mut self, trials: Vec<Trial>) -> Result<()> {
         let first_new = self.trials.len();
         let size = (first_new + trials.len()) as i64;
+        if let Some(heartbeat) = &self.heartbeat {
+            heartbeat.add(trials.iter().map(Trial::id))?;
+        }
         self.trials.extend(trials);
         for trial in &mut self.trials[first_new..] {
             trial.set_system_attr(GROUP_ATTR, self.group_id.clone())?;
@@ -389,6 +396,10 @@ impl<'s, S: Study> GroupTrial<'s, S> {
             self.trials[index].set_system_attr(PROFILE_ATTR, profile)?;
         }
         let trial = &self.trials[index];
+        // The heartbeat stops before the trial is finished: a finished trial takes no writes.
+        if let Some(heartbeat) = &self.heartbeat {
+            heartbeat.remove(trial.id());
+        }
         let frozen = match self.study.tell_state(trial, state, values, reason) {
             Ok(frozen) => frozen,
             // A value list of the wrong length fails the trial (stored) and is reported; the
@@ -437,6 +448,89 @@ impl<'s, S: Study> GroupTrial<'s, S> {
                 self.scopes.insert(name.into(), scope);
                 Ok(())
             }
+        }
+    }
+}
+
+/// The heartbeats of a group's live trials, recorded by one thread for the whole group
+/// (Optuna's `HeartbeatThread`, with K trials instead of one): while the group trains,
+/// another worker's `fail_stale_trials` leaves its trials alone; when this process dies,
+/// the heartbeats stop and the trials become stale after the storage's grace period.
+struct GroupHeartbeat {
+    storage: Arc<dyn saturate_study::storage::Storage>,
+    live: Arc<Mutex<Vec<u64>>>,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl GroupHeartbeat {
+    /// Starts the thread when the study's storage has heartbeats (else `None`).
+    fn start<S: Study>(study: &S) -> Option<Self> {
+        let (storage, _) = study.heartbeat_storage()?;
+        let interval = storage.heartbeat()?.interval();
+        let live = Arc::new(Mutex::new(Vec::<u64>::new()));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = {
+            let storage = storage.clone();
+            let live = live.clone();
+            std::thread::Builder::new()
+                .name("saturate-heartbeat".into())
+                .spawn(move || loop {
+                    match stopped.recv_timeout(interval) {
+                        Err(RecvTimeoutError::Timeout) => {
+                            // Held while beating: a trial being finished waits for the beat.
+                            let live = live.lock().unwrap_or_else(|e| e.into_inner());
+                            for &trial_id in live.iter() {
+                                if let Err(e) = storage.record_heartbeat(trial_id) {
+                                    log::warn!("heartbeat of trial {trial_id} not recorded: {e}");
+                                }
+                            }
+                        }
+                        _ => return,
+                    }
+                })
+        };
+        match thread {
+            Ok(thread) => Some(Self {
+                storage,
+                live,
+                stop: Some(stop),
+                thread: Some(thread),
+            }),
+            Err(e) => {
+                log::warn!(
+                    "could not start the heartbeat thread ({e}): this group's trials have no \
+                     heartbeat and may be failed as stale by other workers"
+                );
+                None
+            }
+        }
+    }
+
+    /// Records the first heartbeat of new trials and beats for them from now on.
+    fn add(&self, trial_ids: impl Iterator<Item = u64>) -> Result<()> {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        for trial_id in trial_ids {
+            self.storage.record_heartbeat(trial_id)?;
+            live.push(trial_id);
+        }
+        Ok(())
+    }
+
+    /// Stops beating for a trial (it is about to be finished).
+    fn remove(&self, trial_id: u64) {
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|&id| id != trial_id);
+    }
+}
+
+impl Drop for GroupHeartbeat {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }

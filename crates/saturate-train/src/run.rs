@@ -443,6 +443,11 @@ impl RunState {
 /// run goes on with the next group. Returning [`TrainError::GroupFinished`] (from `report`)
 /// or Optuna-style [`TrialPruned`] ends the group normally.
 ///
+/// On a storage with heartbeats (`with_heartbeat` of the journal and RDB storages), each
+/// group's live trials get a heartbeat from one thread, and before each group is asked the
+/// trials of dead workers (no heartbeat within the grace period) are failed and passed to the
+/// storage's stale-trial callback, as [`Study::optimize`] does.
+///
 /// ```
 /// use saturate_study::prelude::*;
 /// use saturate_train::{run, Members, RunConfig};
@@ -490,6 +495,18 @@ where
             .then(|| GroupProfiler::start(config.profile_gpu.as_ref()))
             .transpose()
             .map_err(|source| TrainError::Profile { source })?;
+        // Trials of dead workers (no heartbeat within the grace period) are failed and
+        // handed to the storage's stale-trial callback first, as `Study::optimize` does; a
+        // retry callback enqueues copies this group may claim.
+        if let Some((storage, study_id)) = study.heartbeat_storage() {
+            let failed = saturate_study::storage::fail_stale_trials(&*storage, study_id)?;
+            if !failed.is_empty() {
+                log::warn!(
+                    "failed {} stale trial(s) of dead workers: ids {failed:?}",
+                    failed.len()
+                );
+            }
+        }
         let trials = study.ask_many(k)?;
         groups += 1;
         let mut group = GroupTrial::new(study, trials, &state, profiler)?;

@@ -2,6 +2,7 @@
 //! `Autodiff<Vmap<NdArray>>` costs about a minute to link).
 
 mod common;
+mod heartbeats;
 mod objective;
 mod processes;
 mod profile;

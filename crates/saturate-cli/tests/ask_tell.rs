@@ -345,3 +345,30 @@ fn ask_formats_and_multi_objective_tell() {
         "neither dominates: {front}"
     );
 }
+
+/// ±inf completes a trial with that value, as Optuna's `tell` (only NaN fails it).
+#[test]
+fn tell_with_an_infinite_value_completes_the_trial() {
+    let dir = tempdir();
+    let journal = dir.path().join("j.log");
+    let j = journal.as_path();
+    ok(j, &["create-study", "--study-name", "s"]);
+    for (number, value) in [("0", "--values=inf"), ("1", "--values=-inf")] {
+        ok(j, &["ask", "--study-name", "s"]);
+        let out = crate::support::run(
+            j,
+            &["tell", "--study-name", "s", "--trial-number", number, value],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(!stderr.contains("not acceptable"), "{stderr}");
+    }
+    let out = ok(j, &["trials", "--study-name", "s", "-f", "yaml"]);
+    assert_eq!(out.matches("COMPLETE").count(), 2, "{out}");
+    assert!(
+        out.contains("value: .inf") && out.contains("value: -.inf"),
+        "{out}"
+    );
+    let best = ok(j, &["best-trial", "--study-name", "s", "-f", "yaml"]);
+    assert!(best.contains("value: -.inf"), "{best}");
+}

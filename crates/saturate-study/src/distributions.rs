@@ -173,6 +173,12 @@ impl ParamValue {
         }
     }
 
+    /// The value as JSON, as a trial's `fixed_params` attribute stores it (NaN and ±inf,
+    /// which JSON lacks, become `null`).
+    pub fn to_json_value(&self) -> serde_json::Value {
+        self.to_json().to_value()
+    }
+
     pub(crate) fn to_json(&self) -> Json {
         match self {
             ParamValue::Float(f) => Json::Float(*f),

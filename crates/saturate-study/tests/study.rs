@@ -87,21 +87,32 @@ fn finished_trials_are_immutable() {
     ));
 }
 
+/// Optuna 4.9/5.0 (`_check_values_are_feasible`): NaN fails the trial, ±inf is a value.
 #[test]
-fn non_finite_values_fail_the_trial_with_a_reason() {
+fn nan_fails_the_trial_and_infinities_complete_it() {
     let study = study();
-    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        let trial = study.ask().unwrap();
-        let done = study.tell(&trial, &[bad]).unwrap();
-        assert_eq!(done.state, TrialState::Fail);
-        assert_eq!(done.values, None);
-        let reason = done.system_attrs["fail_reason"].as_str().unwrap();
-        assert!(reason.contains("not finite"), "{reason}");
-    }
+    let trial = study.ask().unwrap();
+    let done = study.tell(&trial, &[f64::NAN]).unwrap();
+    assert_eq!(done.state, TrialState::Fail);
+    assert_eq!(done.values, None);
+    let reason = done.system_attrs["fail_reason"].as_str().unwrap();
+    assert!(reason.contains("NaN is not acceptable"), "{reason}");
     assert!(matches!(
         study.best_trial(),
         Err(StudyError::NoCompletedTrial)
     ));
+    for value in [f64::INFINITY, f64::NEG_INFINITY] {
+        let trial = study.ask().unwrap();
+        let done = study.tell(&trial, &[value]).unwrap();
+        assert_eq!(done.state, TrialState::Complete);
+        assert_eq!(done.values, Some(vec![value]));
+        assert!(!done.system_attrs.contains_key("fail_reason"));
+    }
+    // The study minimizes: -inf is the best value.
+    assert_eq!(
+        study.best_trial().unwrap().values,
+        Some(vec![f64::NEG_INFINITY])
+    );
 }
 
 #[test]
@@ -116,6 +127,13 @@ fn pruned_trial_takes_its_last_intermediate_value() {
     let mut trial = study.ask().unwrap();
     trial.report(0, f64::NAN).unwrap();
     assert_eq!(study.tell_pruned(&trial).unwrap().values, None);
+    // As Optuna: an infinite last value is kept.
+    let mut trial = study.ask().unwrap();
+    trial.report(0, f64::INFINITY).unwrap();
+    assert_eq!(
+        study.tell_pruned(&trial).unwrap().values,
+        Some(vec![f64::INFINITY])
+    );
 }
 
 #[test]

@@ -40,6 +40,19 @@ impl Scope {
     }
 }
 
+/// How `report` ended the group, recorded on it so that the runner knows even when the
+/// objective wraps (or replaces) the error `report` returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GroupEnd {
+    /// No member goes on (pruned, failed or stopped by the timeout).
+    Finished,
+    /// SIGINT: the in-flight trials were failed.
+    Interrupted {
+        /// How many.
+        failed: usize,
+    },
+}
+
 /// How a member left the group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemberOutcome {
@@ -47,7 +60,7 @@ pub enum MemberOutcome {
     Complete,
     /// Pruned by the study's pruner (or stopped by the run's timeout).
     Pruned,
-    /// Failed: a non-finite value, an error or a panic.
+    /// Failed: a NaN value or training loss, an infinite training loss, an error or a panic.
     Failed,
 }
 
@@ -75,6 +88,7 @@ pub struct GroupTrial<'s, S: Study> {
     pub(crate) finished: Vec<(Arc<FrozenTrial>, MemberOutcome)>,
     profiler: Option<GroupProfiler>,
     heartbeat: Option<GroupHeartbeat>,
+    pub(crate) ended: Option<GroupEnd>,
 }
 
 impl<'s, S: Study> GroupTrial<'s, S> {
@@ -101,6 +115,7 @@ impl<'s, S: Study> GroupTrial<'s, S> {
             finished: Vec::new(),
             profiler,
             heartbeat: GroupHeartbeat::start(study),
+            ended: None,
         };
         group.add_trials(trials)?;
         Ok(group)
@@ -168,8 +183,9 @@ impl<'s, S: Study> GroupTrial<'s, S> {
     /// each; returns the indices of the members that go on, in order (give them to
     /// `Batched::retain`, the optimizer's `retain` and [`Members::retain`]).
     ///
-    /// A member whose value is NaN or infinite fails (its trial only; the reason is in its
-    /// `fail_reason` system attribute). Pruned members' trials are told PRUNED. Multi-objective
+    /// Every value is recorded, NaN and ±inf included (as Optuna's `report`); a member whose
+    /// value is NaN fails (its trial only; the reason is in its `fail_reason` system
+    /// attribute), ±inf goes to the pruner like any value. Pruned members' trials are told PRUNED. Multi-objective
     /// studies record nothing (Optuna has no intermediate values there) and prune nothing.
     ///
     /// # Errors
@@ -210,14 +226,15 @@ impl<'s, S: Study> GroupTrial<'s, S> {
         let single = self.study.directions().len() == 1;
         let mut keep = Vec::new();
         for (index, &value) in values.iter().enumerate() {
-            if !value.is_finite() {
+            if single {
+                // As Optuna: every value is recorded, NaN and ±inf included.
+                self.trials[index].report(steps[index], value)?;
+            }
+            if value.is_nan() {
                 continue;
             }
-            if single {
-                self.trials[index].report(steps[index], value)?;
-                if self.trials[index].should_prune()? {
-                    continue;
-                }
+            if single && self.trials[index].should_prune()? {
+                continue;
             }
             keep.push(index);
         }
@@ -226,7 +243,7 @@ impl<'s, S: Study> GroupTrial<'s, S> {
             .collect();
         for &index in &dropped {
             let value = values[index];
-            if value.is_finite() {
+            if !value.is_nan() {
                 self.finish(index, TrialState::Pruned, None, None)?;
             } else {
                 let reason = format!("the value reported at step {} is {value}", steps[index]);
@@ -238,6 +255,7 @@ impl<'s, S: Study> GroupTrial<'s, S> {
         match self.state.stop_reason() {
             Some(StopReason::Interrupted) => {
                 let failed = self.fail_all("interrupted")?;
+                self.ended = Some(GroupEnd::Interrupted { failed });
                 return Err(TrainError::Interrupted { failed });
             }
             Some(StopReason::Timeout) => {
@@ -246,6 +264,7 @@ impl<'s, S: Study> GroupTrial<'s, S> {
                     self.finish(index, TrialState::Pruned, None, None)?;
                 }
                 self.drop_finished();
+                self.ended = Some(GroupEnd::Finished);
                 return Err(TrainError::GroupFinished {
                     reason: "the run's timeout stopped it".into(),
                 });
@@ -253,6 +272,7 @@ impl<'s, S: Study> GroupTrial<'s, S> {
             None => {}
         }
         if keep.is_empty() {
+            self.ended = Some(GroupEnd::Finished);
             return Err(TrainError::GroupFinished {
                 reason: "every member was pruned or failed".into(),
             });
@@ -301,10 +321,28 @@ impl<'s, S: Study> GroupTrial<'s, S> {
         Ok(keep)
     }
 
+    /// Fails the members `failures` names (index, reason), e.g. a diverged training loss, and
+    /// returns the indices of the members that go on (in order).
+    pub(crate) fn fail_members(&mut self, failures: &[(usize, String)]) -> Result<Vec<usize>> {
+        for (index, reason) in failures {
+            self.finish(*index, TrialState::Fail, None, Some(reason))?;
+        }
+        let keep = (0..self.trials.len())
+            .filter(|i| !failures.iter().any(|(f, _)| f == i))
+            .collect();
+        self.drop_finished();
+        self.state.progress_changed();
+        Ok(keep)
+    }
+
     /// Adds trials to the group (refill): the group's shared values are recorded on them.
     pub(crate) fn add_trials(&mut self, trials: Vec<Trial>) -> Result<()> {
         let first_new = self.trials.len();
         let size = (first_new + trials.len()) as i64;
+        // New members: the group goes on (a refill after `report` finished it).
+        if !trials.is_empty() {
+            self.ended = None;
+        }
         if let Some(heartbeat) = &self.heartbeat {
             heartbeat.add(trials.iter().map(Trial::id))?;
         }
@@ -320,6 +358,11 @@ impl<'s, S: Study> GroupTrial<'s, S> {
         self.state
             .running_changed(self.trials.len() - first_new, true);
         Ok(())
+    }
+
+    /// The names suggested as shared so far.
+    pub(crate) fn shared_names(&self) -> impl Iterator<Item = &str> {
+        self.shared.keys().map(String::as_str)
     }
 
     /// The shared values suggested so far, as fixed parameters for new trials.

@@ -37,13 +37,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod enqueued;
 mod error;
 mod group;
+mod interrupt;
 mod members;
 mod profile;
 mod run;
 mod trainer;
 
+pub use enqueued::SHARED_PARAMS_ATTR;
 pub use error::{Result, TrainError};
 pub use group::{
     GroupTrial, MemberOutcome, MemberScope, SharedScope, GROUP_ATTR, STOPPED_ATTR, WORKER_ATTR,

@@ -4,8 +4,7 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -14,7 +13,7 @@ use saturate_study::study::ObjectiveError;
 use saturate_study::{FrozenTrial, Study, StudyDirection, TrialPruned};
 
 use crate::error::{Result, TrainError};
-use crate::group::{GroupTrial, MemberOutcome};
+use crate::group::{GroupEnd, GroupTrial, MemberOutcome};
 use crate::members::MemberValues;
 use crate::profile::{GpuSourceFactory, GroupProfiler};
 
@@ -65,7 +64,10 @@ pub struct RunConfig {
     /// The progress bar.
     pub progress: Progress,
     /// Catch SIGINT (Ctrl-C): in-flight trials are marked FAIL at their next `report` and the
-    /// run returns [`TrainError::Interrupted`]. A second Ctrl-C exits at once. Default on.
+    /// run returns [`TrainError::Interrupted`]. A second Ctrl-C exits at once. The handler is
+    /// active only while `run` runs: afterwards Ctrl-C does what it did before (on Unix the
+    /// previous `sigaction` is restored; elsewhere Ctrl-C outside a run exits with status
+    /// 130, the default). Default on.
     pub handle_interrupt: bool,
     /// Profile each group and write the profile on its trials (system attribute
     /// [`PROFILE_ATTR`](crate::PROFILE_ATTR)). Default off.
@@ -271,23 +273,35 @@ pub(crate) enum StopReason {
     Timeout,
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-static HANDLER: OnceLock<core::result::Result<(), String>> = OnceLock::new();
+/// What an objective's error means for its group.
+enum ObjectiveOutcome {
+    /// The group ended normally: `report` finished it, or the objective raised `TrialPruned`
+    /// or `GroupFinished` (anywhere in the error's source chain).
+    Pruned,
+    /// An `Interrupted` error in the chain.
+    Interrupted { failed: usize },
+    /// A real error: the group's running trials fail.
+    Failed,
+}
 
-fn install_interrupt_handler() {
-    let installed = HANDLER.get_or_init(|| {
-        ctrlc::set_handler(|| {
-            if INTERRUPTED.swap(true, Ordering::SeqCst) {
-                // The second Ctrl-C: the user does not want to wait for the next report.
-                std::process::exit(130);
-            }
-            log::warn!("interrupted: in-flight trials stop at their next report (Ctrl-C again to exit now)");
-        })
-        .map_err(|e| e.to_string())
-    });
-    if let Err(e) = installed {
-        log::warn!("saturate: could not install the SIGINT handler ({e}); Ctrl-C ends the process without marking trials");
+fn objective_outcome(
+    error: &(dyn std::error::Error + 'static),
+    ended: Option<GroupEnd>,
+) -> ObjectiveOutcome {
+    if ended == Some(GroupEnd::Finished) || TrialPruned::in_chain(error) {
+        return ObjectiveOutcome::Pruned;
     }
+    let mut next = Some(error);
+    while let Some(e) = next {
+        match e.downcast_ref::<TrainError>() {
+            Some(TrainError::GroupFinished { .. }) => return ObjectiveOutcome::Pruned,
+            Some(TrainError::Interrupted { failed }) => {
+                return ObjectiveOutcome::Interrupted { failed: *failed }
+            }
+            _ => next = e.source(),
+        }
+    }
+    ObjectiveOutcome::Failed
 }
 
 /// The counters and signals of one run, shared by its groups.
@@ -345,7 +359,7 @@ impl RunState {
     }
 
     fn interrupted(&self) -> bool {
-        self.handle_interrupt && INTERRUPTED.load(Ordering::SeqCst)
+        self.handle_interrupt && crate::interrupt::interrupted()
     }
 
     /// Takes up to `want` trials from the budget: how many may be asked now (0 once the
@@ -437,8 +451,8 @@ impl RunState {
 /// member still running ([`Members`](crate::Members)`<f64>`, or `Members<Vec<f64>>` for a
 /// multi-objective study); those are told to their trials.
 ///
-/// Failures stay as small as they can: a member whose reported or returned value is NaN or
-/// infinite fails its own trial only; an objective error or panic fails the group's running
+/// Failures stay as small as they can: a member whose reported or returned value is NaN
+/// fails its own trial only (±inf is a value, as in Optuna); an objective error or panic fails the group's running
 /// trials (the error is in their `fail_reason` and in [`RunSummary::group_errors`]) and the
 /// run goes on with the next group. Returning [`TrainError::GroupFinished`] (from `report`)
 /// or Optuna-style [`TrialPruned`] ends the group normally.
@@ -473,10 +487,11 @@ where
     F: FnMut(&mut GroupTrial<'_, S>) -> core::result::Result<V, ObjectiveError>,
 {
     config.check()?;
-    if config.handle_interrupt {
-        install_interrupt_handler();
-        INTERRUPTED.store(false, Ordering::SeqCst);
-    }
+    // SIGINT is caught only while this run runs; the previous disposition is back when the
+    // guard drops, on every return path.
+    let _interrupt = config
+        .handle_interrupt
+        .then(crate::interrupt::InterruptScope::enter);
     let state = RunState::new(config, study.directions());
     let mut groups = 0;
     loop {
@@ -507,7 +522,8 @@ where
                 );
             }
         }
-        let trials = study.ask_many(k)?;
+        // Enqueued and retried trials first, grouped by the shared values they pin.
+        let trials = crate::enqueued::ask_group(study, k)?;
         groups += 1;
         let mut group = GroupTrial::new(study, trials, &state, profiler)?;
         log::info!(
@@ -516,27 +532,29 @@ where
             group.trial_numbers()
         );
         let outcome = catch_unwind(AssertUnwindSafe(|| objective(&mut group)));
+        // Later groups match enqueued trials by the names this group suggested as shared.
+        if let Err(e) = crate::enqueued::record_shared_names(study, group.shared_names()) {
+            log::warn!("could not record the group's shared parameter names: {e}");
+        }
+        // What `report` decided is recorded on the group: it holds whatever the objective did
+        // with the error (returned it, wrapped it, replaced it or swallowed it).
+        if let Some(GroupEnd::Interrupted { failed }) = group.ended {
+            state.bar.abandon();
+            return Err(TrainError::Interrupted { failed });
+        }
         match outcome {
             Ok(Ok(values)) => {
                 if let Err(e) = group.tell_all(&values) {
                     state.group_failed(e.to_string());
                 }
             }
-            Ok(Err(error)) => match error.downcast::<TrainError>() {
-                Ok(error) => match *error {
-                    TrainError::GroupFinished { .. } => group.prune_all()?,
-                    TrainError::Interrupted { failed } => {
-                        state.bar.abandon();
-                        return Err(TrainError::Interrupted { failed });
-                    }
-                    other => {
-                        let message = other.to_string();
-                        group.fail_all(&message)?;
-                        state.group_failed(message);
-                    }
-                },
-                Err(error) if error.is::<TrialPruned>() => group.prune_all()?,
-                Err(error) => {
+            Ok(Err(error)) => match objective_outcome(&*error, group.ended) {
+                ObjectiveOutcome::Pruned => group.prune_all()?,
+                ObjectiveOutcome::Interrupted { failed } => {
+                    state.bar.abandon();
+                    return Err(TrainError::Interrupted { failed });
+                }
+                ObjectiveOutcome::Failed => {
                     let message = error.to_string();
                     group.fail_all(&message)?;
                     state.group_failed(message);

@@ -10,7 +10,7 @@ use burn::tensor::Tensor;
 use saturate_optim::{GroupOptimizer, UpdateRule};
 use saturate_study::study::ObjectiveError;
 use saturate_study::Study;
-use saturate_vmap::{Batched, Vmap, VmapDevice};
+use saturate_vmap::{member_values, Batched, Vmap, VmapDevice};
 
 use crate::error::{Result, TrainError};
 use crate::group::{GroupTrial, MemberScope, SharedScope};
@@ -163,7 +163,8 @@ pub trait GroupTask<I: Backend> {
     fn next_batch(&mut self, device: &VmapDevice<I>) -> Self::Batch;
 
     /// The loss of every member on `batch`: a tensor of logical shape `[1]` (one value per
-    /// member, e.g. burn's `CrossEntropyLoss` with mean reduction).
+    /// member, e.g. burn's `CrossEntropyLoss` with mean reduction). A member whose loss is
+    /// NaN or infinite fails its trial at that step and leaves the group.
     fn loss(
         &mut self,
         model: &Self::Model,
@@ -294,6 +295,12 @@ impl<T> GroupTrainer<T> {
     /// after each, and is told COMPLETE with its last evaluation; pruned and non-finite
     /// members leave; with refill, freed slots take new trials while the run's budget lasts.
     ///
+    /// Every member's training loss is read every step: a member whose loss is NaN or
+    /// infinite fails its trial at once (the reason names the step and the value) and leaves
+    /// the model, the optimizer and the hyperparameters before the next step, so the others
+    /// train exactly as they would without it; its slot is refilled at the epoch's end. (This
+    /// is one read of K numbers per step: on a GPU, one synchronisation per step.)
+    ///
     /// # Errors
     /// [`TrainError::Interrupted`]; errors of the task, the module, the optimizer or the
     /// study (they fail the group's running trials).
@@ -322,12 +329,15 @@ impl<T> GroupTrainer<T> {
         let mut steps = vec![0usize; group.members()];
         let mut epochs = vec![0i64; group.members()];
         loop {
-            let members = group.members();
-            let vdevice = VmapDevice::new(device.clone(), members);
+            let mut vdevice = VmapDevice::new(device.clone(), group.members());
             for _ in 0..self.config.steps_per_epoch {
+                let members = group.members();
                 let batch = self.task.next_batch(&vdevice);
                 self.occupancy.batches += 1;
                 let loss = self.task.loss(&model, &batch, &hyper);
+                // Every member's loss, every step: a diverged member leaves before its NaN
+                // reaches a report (an accuracy stays finite when the weights are NaN).
+                let losses = member_values(loss.clone())?;
                 let grads = GradientsParams::from_grads(loss.backward(), &*model);
                 let lr = self.task.learning_rates(&hyper, &steps);
                 model = optim.step(&lr, model, grads)?;
@@ -335,25 +345,60 @@ impl<T> GroupTrainer<T> {
                 self.occupancy.group_steps += 1;
                 self.occupancy.member_steps += members;
                 self.occupancy.slots += target;
+                let diverged: Vec<(usize, String)> = losses
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, loss)| !loss.is_finite())
+                    .map(|(i, loss)| {
+                        (
+                            i,
+                            format!("the training loss at step {} is {loss}", steps[i]),
+                        )
+                    })
+                    .collect();
+                if diverged.is_empty() {
+                    continue;
+                }
+                let keep = group.fail_members(&diverged)?;
+                log::debug!(
+                    "group {}: {} member(s) diverged",
+                    group.group_id(),
+                    diverged.len()
+                );
+                if keep.is_empty() {
+                    // Nobody left to train: the epoch ends here (refill below).
+                    break;
+                }
+                model = model.retain::<GroupBackend<I>>(&keep)?;
+                optim.retain(&keep)?;
+                hyper.retain(&keep);
+                steps = keep.iter().map(|&i| steps[i]).collect();
+                epochs = keep.iter().map(|&i| epochs[i]).collect();
+                vdevice = VmapDevice::new(device.clone(), keep.len());
             }
-            let metric = self.task.evaluate(&model, &vdevice, &hyper);
-            epochs.iter_mut().for_each(|e| *e += 1);
-            let reported = match group.report_steps(&epochs, &metric) {
-                Ok(keep) => keep,
-                Err(TrainError::GroupFinished { .. }) => Vec::new(),
-                Err(e) => return Err(e.into()),
-            };
-            // Members that reached their budget finish now.
-            let done: Vec<usize> = (0..reported.len())
-                .filter(|&i| epochs[reported[i]] as usize >= self.config.epochs)
-                .collect();
-            let done_values: Members<f64> = done.iter().map(|&i| metric[reported[i]]).collect();
-            let after_done = if done.is_empty() {
-                (0..reported.len()).collect()
+            let reported = if group.members() == 0 {
+                Vec::new()
             } else {
-                group.complete_members(&done, &done_values)?
+                let metric = self.task.evaluate(&model, &vdevice, &hyper);
+                epochs.iter_mut().for_each(|e| *e += 1);
+                let reported = match group.report_steps(&epochs, &metric) {
+                    Ok(keep) => keep,
+                    Err(TrainError::GroupFinished { .. }) => Vec::new(),
+                    Err(e) => return Err(e.into()),
+                };
+                // Members that reached their budget finish now.
+                let done: Vec<usize> = (0..reported.len())
+                    .filter(|&i| epochs[reported[i]] as usize >= self.config.epochs)
+                    .collect();
+                let done_values: Members<f64> = done.iter().map(|&i| metric[reported[i]]).collect();
+                let after_done: Vec<usize> = if done.is_empty() {
+                    (0..reported.len()).collect()
+                } else {
+                    group.complete_members(&done, &done_values)?
+                };
+                after_done.iter().map(|&i| reported[i]).collect()
             };
-            let keep: Vec<usize> = after_done.iter().map(|&i| reported[i]).collect();
+            let keep = reported;
             let free = target - keep.len();
             let refill = if self.config.refill && free > 0 {
                 group.state.claim(free)
@@ -363,7 +408,7 @@ impl<T> GroupTrainer<T> {
             if keep.is_empty() && refill == 0 {
                 return Ok(Members::default());
             }
-            if keep.len() < members {
+            if keep.len() < model.members() {
                 if keep.is_empty() {
                     // Everyone left: the group restarts from the refilled members alone.
                     steps.clear();
@@ -379,9 +424,9 @@ impl<T> GroupTrainer<T> {
             }
             if refill > 0 {
                 let first = group.members();
-                let trials = group
-                    .study()
-                    .ask_batch(&vec![group.shared_params(); refill])?;
+                crate::enqueued::record_shared_names(group.study(), group.shared_names())?;
+                let trials =
+                    crate::enqueued::ask_refill(group.study(), &group.shared_params(), refill)?;
                 group.add_trials(trials)?;
                 let new_hyper = self
                     .task

@@ -231,45 +231,44 @@ fn bad_configs_are_typed_errors() {
     assert!(study.trials(None).unwrap().is_empty());
 }
 
+/// Values as Optuna treats them: a NaN report is recorded and fails its member; a NaN
+/// return fails its member; an infinite return completes the trial with that value.
 #[test]
-fn a_non_finite_member_fails_its_own_trial_only() {
+fn a_nan_member_fails_its_own_trial_only_and_infinity_is_a_value() {
     let study = random_study(0);
-    let summary = run(&study, &quiet(4, 4), |g| {
+    let summary = run(&study, &quiet(5, 5), |g| {
         let x = g.member().suggest_float("x", 0.0, 1.0)?;
-        // Member 1 diverges during training: `report` drops it.
-        let mut reported = x.clone();
-        let mut values = reported.to_vec();
+        // Member 1 diverges during training, member 4 reports +inf: `report` drops member 1.
+        let mut values = x.to_vec();
         values[1] = f64::NAN;
-        reported = Members::from(values);
-        let keep = g.report(0, &reported)?;
-        assert_eq!(keep, vec![0, 2, 3]);
-        assert_eq!(g.members(), 3);
-        // Member 2 of the survivors (trial 3) ends infinite.
+        values[4] = f64::INFINITY;
+        let keep = g.report(0, &Members::from(values))?;
+        assert_eq!(keep, vec![0, 2, 3, 4]);
+        assert_eq!(g.members(), 4);
+        // Of the survivors, member 1 (trial 2) returns NaN, member 2 (trial 3) -inf.
         let mut last = x.retained(&keep).to_vec();
-        last[2] = f64::INFINITY;
+        last[1] = f64::NAN;
+        last[2] = f64::NEG_INFINITY;
         Ok(Members::from(last))
     })
     .unwrap();
-    assert_eq!((summary.complete, summary.failed), (2, 2));
+    assert_eq!((summary.complete, summary.failed), (3, 2));
     let all = trials(&study);
     let states: Vec<TrialState> = all.iter().map(|t| t.state).collect();
+    use TrialState::*;
+    assert_eq!(states, vec![Complete, Fail, Fail, Complete, Complete]);
+    assert!(all[1].intermediate_values[&0].is_nan());
     assert_eq!(
-        states,
-        vec![
-            TrialState::Complete,
-            TrialState::Fail,
-            TrialState::Complete,
-            TrialState::Fail
-        ]
+        all[1].system_attrs["fail_reason"].as_str().unwrap(),
+        "the value reported at step 0 is NaN"
     );
-    assert!(all[1].system_attrs["fail_reason"]
+    assert!(all[2].system_attrs["fail_reason"]
         .as_str()
         .unwrap()
         .contains("NaN"));
-    assert!(all[3].system_attrs["fail_reason"]
-        .as_str()
-        .unwrap()
-        .contains("inf"));
+    assert_eq!(all[3].values, Some(vec![f64::NEG_INFINITY]));
+    assert_eq!(all[4].intermediate_values[&0], f64::INFINITY);
+    assert!(all[4].values.as_ref().unwrap()[0] < 1.0);
 }
 
 #[test]
@@ -356,6 +355,77 @@ fn all_members_pruned_ends_the_group_normally() {
         (2, 2, 0)
     );
     assert!(summary.group_errors.is_empty());
+}
+
+/// Control flow survives wrapping: the group `report` finished stays PRUNED whether the
+/// objective returns its error wrapped in `anyhow` context or replaced by a string; a
+/// `TrialPruned` deep in a source chain prunes; only a real error fails its group.
+#[test]
+fn wrapped_or_replaced_control_flow_errors_keep_their_meaning() {
+    use anyhow::Context;
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(0)))
+        .pruner(PruneNumbers {
+            numbers: [0, 1, 2, 3].into(),
+            step: 0,
+        })
+        .build()
+        .unwrap();
+    let mut group = 0;
+    let summary = run(
+        &study,
+        &quiet(2, 8),
+        |g| -> Result<Members<f64>, ObjectiveError> {
+            group += 1;
+            let x = g.member().suggest_float("x", 0.0, 1.0)?;
+            match group {
+                // Everyone pruned; the error comes back with context.
+                1 => {
+                    g.report(0, &x).context("epoch 0")?;
+                }
+                // Everyone pruned; the error is replaced by a string.
+                2 => {
+                    g.report(0, &x).map_err(|e| format!("stopped: {e}"))?;
+                }
+                // The objective prunes itself, under two layers of context.
+                3 => {
+                    return Err(anyhow::Error::new(TrialPruned)
+                        .context("validation")
+                        .context("epoch 3")
+                        .into())
+                }
+                _ => {
+                    return Err(anyhow::anyhow!("disk full")
+                        .context("loading a batch")
+                        .into())
+                }
+            }
+            unreachable!("report pruned every member")
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (summary.pruned, summary.complete, summary.failed),
+        (6, 0, 2),
+        "{:?}",
+        summary.group_errors
+    );
+    assert_eq!(summary.group_errors, vec!["loading a batch".to_string()]);
+    let states: Vec<TrialState> = trials(&study).iter().map(|t| t.state).collect();
+    use TrialState::*;
+    assert_eq!(
+        states,
+        vec![Pruned, Pruned, Pruned, Pruned, Pruned, Pruned, Fail, Fail]
+    );
+
+    // `Study::optimize` reads the chain the same way.
+    let study = random_study(1);
+    study
+        .optimize(Some(2), None, |_| -> Result<f64, ObjectiveError> {
+            Err(anyhow::Error::new(TrialPruned).context("epoch 1").into())
+        })
+        .unwrap();
+    assert!(trials(&study).iter().all(|t| t.state == Pruned));
 }
 
 #[test]
@@ -448,4 +518,64 @@ fn member_suggestions_of_a_group_are_diverse_with_the_constant_liar() {
         mean(&with),
         mean(&without)
     );
+}
+
+/// Enqueued trials join groups by their shared values: once a group of the study has
+/// suggested `width` as shared, the oldest WAITING trial leads the next group, the WAITING
+/// trials that pin its width (or none) join it with their own learning rates, and a trial
+/// pinning another width leads a group of its own.
+#[test]
+fn enqueued_trials_join_groups_that_agree_on_their_shared_values() {
+    let study = random_study(4);
+    let objective = |g: &mut saturate_train::GroupTrial<'_, DefaultStudy>| {
+        let width = g.shared().suggest_int("width", 8, 64)?;
+        let lr = g.member().suggest_float_log("lr", 1e-4, 1e-1)?;
+        Ok::<_, ObjectiveError>(lr.map(|lr| lr * width as f64))
+    };
+    run(&study, &quiet(2, 2), objective).unwrap();
+    assert_eq!(
+        study.system_attrs().unwrap()[saturate_train::SHARED_PARAMS_ATTR],
+        serde_json::json!(["width"])
+    );
+    let enqueue = |pairs: &[(&str, ParamValue)]| {
+        study
+            .enqueue(
+                pairs
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.clone()))
+                    .collect(),
+            )
+            .unwrap()
+    };
+    use ParamValue::{Float, Int};
+    // ANCHOR: enqueue
+    let a = enqueue(&[("width", Int(16)), ("lr", Float(0.01))]);
+    let b = enqueue(&[("width", Int(32)), ("lr", Float(0.02))]);
+    let c = enqueue(&[("width", Int(16)), ("lr", Float(0.03))]);
+    let d = enqueue(&[("lr", Float(0.04))]);
+    // A, C and D train as one group (width 16), B leads another (width 32).
+    let summary = run(&study, &quiet(3, 6), objective).unwrap();
+    // ANCHOR_END: enqueue
+    assert_eq!((summary.complete, summary.groups), (6, 2));
+    let all = trials(&study);
+    assert!(all.iter().all(|t| t.state == TrialState::Complete));
+    let by_number = |n: u64| all.iter().find(|t| t.number == n).unwrap().clone();
+    let (ta, tb, tc, td) = (by_number(a), by_number(b), by_number(c), by_number(d));
+    let width = |t: &FrozenTrial| t.param("width").unwrap().as_f64().unwrap();
+    let lr = |t: &FrozenTrial| t.param("lr").unwrap().as_f64().unwrap();
+    // A leads: C (same width) and D (no width) join it, with their own learning rates.
+    for (t, want) in [(&ta, 0.01), (&tc, 0.03), (&td, 0.04)] {
+        assert_eq!(t.system_attrs[GROUP_ATTR], ta.system_attrs[GROUP_ATTR]);
+        assert_eq!((width(t), lr(t)), (16.0, want));
+        assert_eq!(t.values, Some(vec![want * 16.0]));
+    }
+    // B pins another width: it leads the next group, filled with two new trials.
+    assert_ne!(tb.system_attrs[GROUP_ATTR], ta.system_attrs[GROUP_ATTR]);
+    assert_eq!((width(&tb), lr(&tb)), (32.0, 0.02));
+    let with_b: Vec<_> = all
+        .iter()
+        .filter(|t| t.system_attrs[GROUP_ATTR] == tb.system_attrs[GROUP_ATTR])
+        .collect();
+    assert_eq!(with_b.len(), 3);
+    assert!(with_b.iter().all(|t| width(t) == 32.0));
 }

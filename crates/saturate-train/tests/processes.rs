@@ -75,6 +75,19 @@ fn child_worker() {
                 other => panic!("expected an interrupt, got {other:?}"),
             }
         }
+        "after" => {
+            let config = RunConfig::new().group_size(2).n_trials(2).progress(false);
+            assert!(
+                config.handle_interrupt,
+                "the default catches SIGINT during the run"
+            );
+            let summary = run(&study, &config, objective).unwrap();
+            assert_eq!(summary.complete, 2);
+            println!("RAN");
+            // Ctrl-C now must end the process, as it did before the run.
+            std::thread::sleep(Duration::from_secs(30));
+            println!("STILL ALIVE");
+        }
         other => panic!("unknown child mode {other}"),
     }
 }
@@ -237,4 +250,37 @@ fn sigint_marks_in_flight_trials_failed_and_leaves_a_loadable_journal() {
             .iter()
             .all(|t| t["state"] == "FAIL" && t["fail_reason"] == "interrupted"));
     }
+}
+
+/// The SIGINT handler is the run's only while it runs: a Ctrl-C after `run` returned ends the
+/// process as the default disposition does (it used to be swallowed into a log line).
+#[cfg(unix)]
+#[test]
+fn sigint_after_the_run_ends_the_process_as_before() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("after.log");
+    journal_study(&journal, None);
+    let mut child = spawn_child("after", &journal);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        if line.unwrap().trim_end().ends_with("RAN") {
+            break;
+        }
+    }
+    let started = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.signal(),
+        Some(2),
+        "the child was not ended by SIGINT ({status}, after {:?}); output: {rest:?}",
+        started.elapsed()
+    );
+    assert!(!rest.iter().any(|l| l.contains("STILL ALIVE")), "{rest:?}");
 }

@@ -106,6 +106,8 @@ struct Regression {
     y: Vec<f32>,
     finals: Finals,
     batches: usize,
+    /// The member of the first group given an absurd learning rate (its loss diverges).
+    diverge: Option<usize>,
 }
 
 // ANCHOR: task
@@ -127,8 +129,12 @@ impl GroupTask<I> for Regression {
         _width: &usize,
         scope: &mut MemberScope<'_, '_, S>,
     ) -> Result<MemberHyper, ObjectiveError> {
+        let mut lr = scope.suggest_float_log("lr", 1e-2, 2e-1)?.into_vec();
+        if let Some(member) = self.diverge.take() {
+            lr[member] = 1e30;
+        }
         Ok(MemberHyper::new()
-            .with("lr", scope.suggest_float_log("lr", 1e-2, 2e-1)?)
+            .with("lr", Members::from(lr))
             .with("momentum", scope.suggest_float("momentum", 0.0, 0.9)?)
             .with(
                 "seed",
@@ -270,6 +276,7 @@ fn regression(finals: &Finals) -> Regression {
         y,
         finals: finals.clone(),
         batches: 0,
+        diverge: None,
     }
 }
 
@@ -401,4 +408,71 @@ fn a_group_whose_members_all_finish_together_refills_from_new_trials() {
     assert!(all
         .iter()
         .all(|t| t.system_attrs[GROUP_ATTR] == all[0].system_attrs[GROUP_ATTR]));
+}
+
+/// K = 3, no refill (3 trials): member 1 trains with a learning rate of 1e30, its loss turns
+/// non-finite within a few steps and it fails right there, with the step and the value; the
+/// compute shrinks from that step on, and members 0 and 2 end with exactly the parameters
+/// they get trained alone.
+#[test]
+fn a_member_whose_training_loss_diverges_fails_at_that_step_and_the_others_are_untouched() {
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(8)))
+        .pruner(NopPruner)
+        .build()
+        .unwrap();
+    let finals = Finals::default();
+    let mut task = regression(&finals);
+    task.diverge = Some(1);
+    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(3, 3));
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(3, 3), &mut trainer, &Default::default()).unwrap();
+    assert_eq!(
+        (summary.complete, summary.failed),
+        (2, 1),
+        "{:?}",
+        summary.group_errors
+    );
+    let all = trials(&study);
+    use TrialState::*;
+    assert_eq!(
+        all.iter().map(|t| t.state).collect::<Vec<_>>(),
+        vec![Complete, Fail, Complete]
+    );
+    let reason = all[1].system_attrs["fail_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rest = reason
+        .strip_prefix("the training loss at step ")
+        .unwrap_or_else(|| panic!("fail reason: {reason}"));
+    let (step, value) = rest.split_once(" is ").unwrap();
+    let step: usize = step.parse().unwrap();
+    assert!((1..=9).contains(&step), "{reason}");
+    assert!(
+        value == "NaN" || value == "inf" || value == "-inf",
+        "{reason}"
+    );
+    // It left before the first report: no intermediate value, no evaluation of its NaN weights.
+    assert!(all[1].intermediate_values.is_empty());
+    let occupancy = trainer.occupancy();
+    assert_eq!(occupancy.group_steps, 9);
+    assert_eq!(occupancy.member_steps, 2 * 9 + step);
+    assert!(!finals.borrow().is_empty());
+    let width = all[0].param("width").unwrap().as_f64().unwrap() as usize;
+    for t in all.iter().filter(|t| t.state == Complete) {
+        let p = |name: &str| t.param(name).unwrap().as_f64().unwrap();
+        let seed = p("seed") as u64;
+        let want = train_alone(width, seed, p("lr"), p("momentum"), 9);
+        let got = finals.borrow()[&seed].clone();
+        for (tensor, (g, w)) in got.iter().zip(&want).enumerate() {
+            for (i, (g, w)) in g.iter().zip(w).enumerate() {
+                assert!(
+                    g == w,
+                    "trial {}: parameter {tensor}, element {i}: group {g}, alone {w}",
+                    t.number
+                );
+            }
+        }
+    }
 }

@@ -50,10 +50,11 @@ pub type Callback<'a> = &'a mut dyn FnMut(&FrozenTrial) -> ControlFlow<()>;
 ///
 /// - `ask*` returns RUNNING trials; enqueued (WAITING) trials are handed out first, in order.
 /// - `tell*` finishes a trial exactly once; telling a finished trial is
-///   [`StudyError::TrialFinished`]. A NaN or infinite value fails the trial (the reason is
-///   in its `fail_reason` system attribute); a value count that does not match the
+///   [`StudyError::TrialFinished`]. A NaN value fails the trial (the reason is in its
+///   `fail_reason` system attribute); ±inf completes it with that value, as in Optuna; a
+///   value count that does not match the
 ///   directions fails the trial and returns [`StudyError::WrongNumberOfValues`].
-/// - A pruned trial's value is its last intermediate value (when finite).
+/// - A pruned trial's value is its last intermediate value (when not NaN; ±inf is kept).
 pub trait Study {
     /// The study's name.
     fn name(&self) -> &str;
@@ -78,6 +79,15 @@ pub trait Study {
     ) -> Result<Arc<FrozenTrial>>;
     /// Adds a WAITING trial whose parameters are fixed; returns its number.
     fn enqueue(&self, params: FixedParams) -> Result<u64>;
+    /// Starts the WAITING trials `trial_ids`, in that order, and returns those this call
+    /// claimed: a trial another worker claimed first (or that is no longer WAITING) is left
+    /// out. For callers that choose which enqueued trials to run together (the group runner
+    /// matches them by their shared parameters).
+    fn claim_waiting(&self, trial_ids: &[u64]) -> Result<Vec<Trial>>;
+    /// Starts new trials, one per entry of `fixed`, in one storage write, like
+    /// [`ask_batch`](Self::ask_batch) but never claiming an enqueued trial, even for an empty
+    /// map.
+    fn ask_new(&self, fixed: &[FixedParams]) -> Result<Vec<Trial>>;
     /// The trials in number order, optionally only those in `states`.
     fn trials(&self, states: Option<&[TrialState]>) -> Result<Vec<Arc<FrozenTrial>>>;
     /// Sets a study user attribute.
@@ -228,7 +238,7 @@ pub trait Study {
             drop(beating);
             let frozen = match outcome {
                 Ok(Ok(values)) => self.tell(&trial, &values.into_values())?,
-                Ok(Err(e)) if e.is::<TrialPruned>() => self.tell_pruned(&trial)?,
+                Ok(Err(e)) if TrialPruned::in_chain(&*e) => self.tell_pruned(&trial)?,
                 Ok(Err(e)) => return Err(fail_objective(self, &trial, e.to_string())),
                 Err(panic) => {
                     let message = panic

@@ -216,6 +216,58 @@ impl DefaultStudy {
         self.core.view()
     }
 
+    /// `ask_batch` (`claim`: empty maps claim enqueued trials first) and `ask_new` (not).
+    fn ask_slots(&self, fixed: &[FixedParams], claim: bool) -> Result<Vec<Trial>> {
+        let storage = &self.core.storage;
+        let wanted_plain = if claim {
+            fixed.iter().filter(|f| f.is_empty()).count()
+        } else {
+            0
+        };
+        let mut claimed = Vec::new();
+        if wanted_plain > 0 {
+            for waiting in
+                storage.get_all_trials(self.core.study_id, Some(&[TrialState::Waiting]))?
+            {
+                if claimed.len() == wanted_plain {
+                    break;
+                }
+                if storage.set_trial_state_values(waiting.trial_id, TrialState::Running, None)? {
+                    claimed.push(waiting.trial_id);
+                }
+            }
+        }
+        let mut claimed = claimed.into_iter();
+        let mut templates = Vec::new();
+        let mut slots = Vec::with_capacity(fixed.len());
+        for params in fixed {
+            if params.is_empty() {
+                if let Some(id) = claimed.next() {
+                    slots.push(Ok(id));
+                    continue;
+                }
+                templates.push(None);
+            } else {
+                let mut template = FrozenTrial::new(0, 0, TrialState::Running);
+                template.datetime_start = Some(crate::storage::replay::now());
+                template
+                    .system_attrs
+                    .insert("fixed_params".into(), fixed_params_attr(params));
+                templates.push(Some(template));
+            }
+            slots.push(Err(templates.len() - 1));
+        }
+        let created = if templates.is_empty() {
+            Vec::new()
+        } else {
+            storage.create_new_trials(self.core.study_id, &templates)?
+        };
+        slots
+            .into_iter()
+            .map(|slot| self.start(slot.unwrap_or_else(|i| created[i])))
+            .collect()
+    }
+
     fn start(&self, trial_id: u64) -> Result<Trial> {
         let frozen = (*self.core.storage.get_trial(trial_id)?).clone();
         let view = self.core.view();
@@ -263,50 +315,26 @@ impl Study for DefaultStudy {
     }
 
     fn ask_batch(&self, fixed: &[FixedParams]) -> Result<Vec<Trial>> {
-        let storage = &self.core.storage;
-        let wanted_plain = fixed.iter().filter(|f| f.is_empty()).count();
-        let mut claimed = Vec::new();
-        if wanted_plain > 0 {
-            for waiting in
-                storage.get_all_trials(self.core.study_id, Some(&[TrialState::Waiting]))?
+        self.ask_slots(fixed, true)
+    }
+
+    fn ask_new(&self, fixed: &[FixedParams]) -> Result<Vec<Trial>> {
+        self.ask_slots(fixed, false)
+    }
+
+    fn claim_waiting(&self, trial_ids: &[u64]) -> Result<Vec<Trial>> {
+        let mut claimed = Vec::with_capacity(trial_ids.len());
+        for &trial_id in trial_ids {
+            // `false`: another worker claimed it first, or it is not WAITING.
+            if self
+                .core
+                .storage
+                .set_trial_state_values(trial_id, TrialState::Running, None)?
             {
-                if claimed.len() == wanted_plain {
-                    break;
-                }
-                if storage.set_trial_state_values(waiting.trial_id, TrialState::Running, None)? {
-                    claimed.push(waiting.trial_id);
-                }
+                claimed.push(trial_id);
             }
         }
-        let mut claimed = claimed.into_iter();
-        let mut templates = Vec::new();
-        let mut slots = Vec::with_capacity(fixed.len());
-        for params in fixed {
-            if params.is_empty() {
-                if let Some(id) = claimed.next() {
-                    slots.push(Ok(id));
-                    continue;
-                }
-                templates.push(None);
-            } else {
-                let mut template = FrozenTrial::new(0, 0, TrialState::Running);
-                template.datetime_start = Some(crate::storage::replay::now());
-                template
-                    .system_attrs
-                    .insert("fixed_params".into(), fixed_params_attr(params));
-                templates.push(Some(template));
-            }
-            slots.push(Err(templates.len() - 1));
-        }
-        let created = if templates.is_empty() {
-            Vec::new()
-        } else {
-            storage.create_new_trials(self.core.study_id, &templates)?
-        };
-        slots
-            .into_iter()
-            .map(|slot| self.start(slot.unwrap_or_else(|i| created[i])))
-            .collect()
+        claimed.into_iter().map(|id| self.start(id)).collect()
     }
 
     fn tell_state(
@@ -340,8 +368,9 @@ impl Study for DefaultStudy {
                     ));
                     state = TrialState::Fail;
                     None
-                } else if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
-                    reason = Some(format!("the objective value {bad} is not finite"));
+                } else if values.iter().any(|v| v.is_nan()) {
+                    // As Optuna: NaN fails the trial; ±inf is a value like any other.
+                    reason = Some("the objective value NaN is not acceptable".into());
                     state = TrialState::Fail;
                     None
                 } else {
@@ -351,7 +380,7 @@ impl Study for DefaultStudy {
             TrialState::Pruned => stored
                 .last_step()
                 .map(|(_, v)| v)
-                .filter(|v| v.is_finite() && expected == 1)
+                .filter(|v| !v.is_nan() && expected == 1)
                 .map(|v| vec![v]),
             TrialState::Fail => None,
             TrialState::Running | TrialState::Waiting => {

@@ -19,6 +19,22 @@ use crate::trial::{FrozenTrial, Param};
 #[error("trial pruned")]
 pub struct TrialPruned;
 
+impl TrialPruned {
+    /// Whether `error`, or any error in its [`source`](std::error::Error::source) chain, is a
+    /// `TrialPruned`: an objective that wraps its errors (`anyhow`'s `context`, a
+    /// `thiserror` variant with `#[source]`) still prunes its trial.
+    pub fn in_chain(error: &(dyn std::error::Error + 'static)) -> bool {
+        let mut next = Some(error);
+        while let Some(e) = next {
+            if e.is::<TrialPruned>() {
+                return true;
+            }
+            next = e.source();
+        }
+        false
+    }
+}
+
 /// A running trial: parameters are suggested on first use (define-by-run).
 ///
 /// Suggesting a name twice returns the first value; suggesting it again with another

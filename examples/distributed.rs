@@ -1,9 +1,10 @@
-//! Several processes optimizing one study through one journal file, each running the group
-//! runner ([`saturate::train::run`], groups of 4 trials).
+//! Several processes optimizing one study through one storage, each running the group
+//! runner ([`saturate::train::run`], groups of 4 trials): a journal file for the processes
+//! of one machine, PostgreSQL for several machines.
 //!
-//! Every worker opens the same journal and the same study (`load_if_exists(true)`: the first
-//! one creates it, the others load it). Writes go through the journal's file lock, so trial
-//! numbers stay unique and consecutive across processes; each group's trials are asked in
+//! Every worker opens the same storage and the same study (`load_if_exists(true)`: the first
+//! one creates it, the others load it). Writes go through the journal's file lock or the
+//! database's transactions, so trial numbers stay unique across processes; each group's trials are asked in
 //! one write and carry the `saturate:group` and `saturate:worker` (`host:pid`) system
 //! attributes. The objective is a cheap synthetic one: a shared `depth` (the same for the
 //! whole group, as a shape-changing hyperparameter must be) and per-member `lr` and
@@ -13,35 +14,44 @@
 //!
 //! ```text
 //! cargo build --release --example distributed
-//! for i in 1 2 3; do cargo run --release --example distributed -- --journal study.journal --trials 12 & done; wait
+//! for i in 1 2 3; do target/release/examples/distributed --storage study.journal --trials 12 & done; wait
 //! ```
 //!
-//! Each worker prints its groups and trials, then the study's best trial over all workers.
-//! Arguments: `--journal PATH` (default `distributed.journal`), `--trials N` trials for this
-//! worker (default 12). `SATURATE_SHORT=1` shortens the "training" (5 steps instead of 30).
+//! On several machines, point every worker at one PostgreSQL database (create it once with
+//! `createdb optuna`; the first worker creates Optuna's tables), on each host:
+//!
+//! ```text
+//! target/release/examples/distributed --storage postgresql://USER:PASSWORD@DBHOST:5432/optuna --trials 12
+//! ```
+//!
+//! Python Optuna workers may join the same study (`optuna.load_study(study_name="distributed",
+//! storage="postgresql://...")`). Each worker prints its groups and trials, then the study's
+//! best trial over all workers. Arguments: `--storage URL` (a journal file path,
+//! `sqlite:///PATH` or `postgresql://...`; default `distributed.journal`), `--study NAME`
+//! (default `distributed`), `--trials N` trials for this worker (default 12). `SATURATE_SHORT=1` shortens the "training" (5 steps instead of 30).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use saturate::prelude::*;
 use saturate::study::prelude::{
-    DefaultStudy, JournalStorage, MedianPrunerConfig, Study, StudyDirection, TpeSampler,
+    DefaultStudy, MedianPrunerConfig, Study, StudyDirection, TpeSampler,
 };
 
-/// The study's name in the journal.
+/// The study's name in the storage (`--study NAME` for another).
 const STUDY_NAME: &str = "distributed";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let short = std::env::var("SATURATE_SHORT").is_ok_and(|v| v == "1");
     let steps = if short { 5 } else { 30 };
-    let journal = arg_value("--journal").unwrap_or_else(|| "distributed.journal".into());
+    let storage = arg_value("--storage").unwrap_or_else(|| "distributed.journal".into());
     let n_trials: usize = arg_value("--trials").map_or(Ok(12), |n| n.parse())?;
+    let study_name = arg_value("--study").unwrap_or_else(|| STUDY_NAME.into());
     let pid = std::process::id();
 
     let study = DefaultStudy::builder()
-        .name(STUDY_NAME)
+        .name(study_name)
         .direction(StudyDirection::Minimize)
-        .storage(Arc::new(JournalStorage::open(&journal)?))
+        .storage(saturate::study::storage::open(&storage)?)
         .load_if_exists(true)
         // `constant_liar` keeps apart the trials asked together (a group, other workers').
         .sampler(TpeSampler::builder().constant_liar(true).build())

@@ -12,8 +12,8 @@
 //!
 //! Run: `cargo run --release --example fashion_mnist` (the shipped subset: 8,192 training and
 //! 2,048 test images; `-- --full` or `SATURATE_FULL=1` for the full 60,000 / 10,000 from
-//! files, see saturate-data; `-- --journal PATH` for another journal file than
-//! `./fashion_mnist.journal`). `SATURATE_SHORT=1` shrinks everything to a smoke test (512 / 256
+//! files, see saturate-data; `-- --storage URL` for another storage than
+//! `./fashion_mnist.journal`: a journal file path, `sqlite:///PATH` or `postgresql://...`). `SATURATE_SHORT=1` shrinks everything to a smoke test (512 / 256
 //! images, 6 trials in groups of 3, one epoch of 4 steps).
 //!
 //! The default run: widths 8, 12 or 16; 3 epochs of 48 steps of 64 images per member (about
@@ -29,7 +29,6 @@ mod common;
 mod models;
 
 use std::error::Error;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use burn::data::dataloader::batcher::Batcher;
@@ -224,28 +223,29 @@ impl GroupTask<Inner> for FashionTask {
 }
 // ANCHOR_END: task
 
-/// Command-line options: `--full`, `--journal PATH`.
-fn options() -> Result<(bool, PathBuf), Box<dyn Error>> {
+/// Command-line options: `--full`, `--storage URL` (a journal file path, `sqlite:///PATH` or
+/// `postgresql://...`).
+fn options() -> Result<(bool, String), Box<dyn Error>> {
     let mut full = std::env::var_os(saturate::data::FULL_VAR).is_some_and(|v| v == "1");
-    let mut journal = PathBuf::from("fashion_mnist.journal");
+    let mut storage = String::from("fashion_mnist.journal");
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--full" => full = true,
-            "--journal" => journal = args.next().ok_or("--journal needs a path")?.into(),
+            "--storage" => storage = args.next().ok_or("--storage needs a URL or a path")?,
             other => {
-                return Err(format!("unknown argument `{other}` (--full, --journal PATH)").into())
+                return Err(format!("unknown argument `{other}` (--full, --storage URL)").into())
             }
         }
     }
-    Ok((full, journal))
+    Ok((full, storage))
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     // Large tensors are freed and allocated every step: keep freed memory in the heap
     // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
     saturate::malloc::tune();
-    let (full, journal) = options()?;
+    let (full, storage) = options()?;
     let plan = Plan::from_env();
     let (train, valid) = if full {
         (
@@ -287,7 +287,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 .with_n_warmup_steps(2)
                 .init()?,
         )
-        .storage(Arc::new(JournalStorage::open(&journal)?))
+        .storage(saturate::study::storage::open(&storage)?)
         .load_if_exists(true)
         .build()?;
     // ANCHOR_END: study
@@ -311,9 +311,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     );
     println!("(a trial's value is its accuracy on the validation images)");
     println!(
-        "journal: {} (study \"fashion_mnist\"; rerun to continue it, or open it with \
+        "storage: {} (study \"fashion_mnist\"; rerun to continue it, or open it with \
          optuna-dashboard)",
-        journal.display()
+        saturate::study::storage::redact_url(&storage)
     );
     Ok(())
 }

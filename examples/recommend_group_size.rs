@@ -13,7 +13,8 @@
 //! on the CPU, memory is the child's peak resident memory (its whole footprint: the binary,
 //! thread stacks, the allocator's pools and the group's tensors); a measurement inside one
 //! long-lived process would see the peak of everything measured before it. With `--features
-//! cuda,nvml` it is the GPU's peak memory in use during the steps (NVML, every process).
+//! cuda,nvml` it is the GPU's peak memory in use during the steps (NVML, every process); with
+//! `--features wgpu`, the device memory CubeCL's pools hold after the steps.
 //!
 //! Run: `cargo run --release --example recommend_group_size [-- --short] [--budget-mib N]
 //! [--max-k K] [--json PATH]`. `--short` (or `SATURATE_SHORT=1`): small models and batches,
@@ -136,12 +137,33 @@ fn measure_here(model: Model, k: usize, plan: Plan) -> Result<Measured, Box<dyn 
         )?,
     };
     let profile = profiler.finish();
-    let memory = match &profile.gpu {
-        Some(gpu) => gpu.peak_memory_used_bytes,
-        None => profile.peak_resident_bytes,
+    let memory = match (&profile.gpu, device_memory(&device)) {
+        (Some(gpu), _) => gpu.peak_memory_used_bytes,
+        (None, Some(reserved)) => Some(reserved),
+        (None, None) => profile.peak_resident_bytes,
     }
     .ok_or("this platform reports no peak memory (Linux /proc, or NVML with a GPU, needed)")?;
     Ok(Measured { step, memory })
+}
+
+/// With wgpu: the device memory CubeCL's pools hold after the steps (they keep the pages the
+/// steps' peak needed), the memory the group takes on any GPU wgpu drives (NVML is CUDA's
+/// only) and on a software device such as lavapipe, where the process's resident memory is
+/// dominated by the driver's shader compiler (hundreds of MiB that vary by ±10% between
+/// identical processes) rather than by the group.
+#[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+fn device_memory(device: &<Inner as BackendTypes>::Device) -> Option<u64> {
+    use cubecl::Runtime;
+    burn::backend::wgpu::WgpuRuntime::client(device)
+        .memory_usage()
+        .ok()
+        .map(|usage| usage.bytes_reserved)
+}
+
+/// Other backends: no device memory counter (the CPU's resident memory or NVML is used).
+#[cfg(not(all(feature = "wgpu", not(feature = "cuda"))))]
+fn device_memory(_device: &<Inner as BackendTypes>::Device) -> Option<u64> {
+    None
 }
 
 #[cfg(all(feature = "cuda", feature = "nvml"))]

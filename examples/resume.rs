@@ -15,7 +15,8 @@
 //! `fail_stale_trials` does. Do this only when no other process works on the study: another
 //! worker's RUNNING trial would be failed too.
 //!
-//! Run (the journal is `resume.journal` unless `--journal PATH` is given):
+//! Run (the journal is `resume.journal` unless `--storage URL` names another storage: a
+//! journal file path, `sqlite:///PATH` or `postgresql://...`):
 //!
 //! ```text
 //! cargo run --release --example resume -- --trials 20 --stop-after 7   # interrupted in trial 7
@@ -25,8 +26,6 @@
 //! `--trials N`: trials to run in this process (default 20). `SATURATE_SHORT=1` shortens each
 //! trial (4 steps instead of 20) and makes the default 6 trials.
 
-use std::sync::Arc;
-
 use saturate::study::prelude::*;
 
 /// The study's name in the journal.
@@ -35,7 +34,7 @@ const STUDY_NAME: &str = "resume";
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let short = std::env::var("SATURATE_SHORT").is_ok_and(|v| v == "1");
     let steps = if short { 4 } else { 20 };
-    let journal = arg_value("--journal").unwrap_or_else(|| "resume.journal".into());
+    let storage = arg_value("--storage").unwrap_or_else(|| "resume.journal".into());
     let n_trials: usize =
         arg_value("--trials").map_or(Ok(if short { 6 } else { 20 }), |n| n.parse())?;
     let stop_after: Option<usize> = arg_value("--stop-after").map(|k| k.parse()).transpose()?;
@@ -43,7 +42,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let study = DefaultStudy::builder()
         .name(STUDY_NAME)
         .direction(StudyDirection::Minimize)
-        .storage(Arc::new(JournalStorage::open(&journal)?))
+        .storage(saturate::study::storage::open(&storage)?)
         .load_if_exists(true)
         .sampler(TpeSampler::builder().n_startup_trials(4).build())
         // Pruning would make the counts below depend on the sampler's luck.
@@ -52,7 +51,10 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 
     let existing = study.trials(None)?;
     if existing.is_empty() {
-        println!("new study {STUDY_NAME} in {journal}");
+        println!(
+            "new study {STUDY_NAME} in {}",
+            saturate::study::storage::redact_url(&storage)
+        );
     } else {
         println!("loaded study {STUDY_NAME}: {} trials", existing.len());
         match study.best_trial() {

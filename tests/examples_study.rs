@@ -156,7 +156,7 @@ fn distributed_workers_share_one_journal() {
         .map(|_| {
             Command::new(example("distributed"))
                 .args([
-                    "--journal",
+                    "--storage",
                     "study.journal",
                     "--trials",
                     &TRIALS.to_string(),
@@ -244,7 +244,7 @@ fn distributed_workers_share_one_journal() {
 #[test]
 fn resume_continues_an_interrupted_study() {
     let dir = tempfile::tempdir().unwrap();
-    let args = ["--journal", "study.journal", "--trials", "6"];
+    let args = ["--storage", "study.journal", "--trials", "6"];
     let first = stdout(&run_example(
         "resume",
         &[&args[..], &["--stop-after", "3"]].concat(),
@@ -287,4 +287,164 @@ fn resume_continues_an_interrupted_study() {
     assert!(trials[3].system_attrs.contains_key("fail_reason"));
     assert!(best_value(&trials) <= best_before);
     assert_optuna_agrees(&journal, "resume", &trials);
+}
+
+/// The multi-machine setup, on one machine: 3 `distributed` runner workers and 2 Python
+/// Optuna 4.9 workers on one study in PostgreSQL (the throwaway server `scripts/test.sh`
+/// starts, `SATURATE_TEST_POSTGRES_URL`). Every trial ends finished, numbered 0..N-1 once,
+/// the runners' groups never mix processes, and Python Optuna reads the whole study.
+#[test]
+fn distributed_runners_and_python_workers_share_one_postgresql_study() {
+    const RUNNERS: usize = 3;
+    const RUNNER_TRIALS: usize = 8;
+    const PYTHONS: usize = 2;
+    const PYTHON_TRIALS: usize = 4;
+    let url = std::env::var("SATURATE_TEST_POSTGRES_URL").expect(
+        "SATURATE_TEST_POSTGRES_URL is unset: scripts/test.sh starts a throwaway PostgreSQL \
+         (scripts/setup-postgres.sh start DIR) and sets it",
+    );
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("distributed-{}-{nanos}", std::process::id());
+    // Created here, so that no worker races another to create it.
+    DefaultStudy::builder()
+        .name(name.clone())
+        .direction(StudyDirection::Minimize)
+        .storage(saturate::study::storage::open(&url).unwrap())
+        .build()
+        .unwrap();
+    let python_worker = r#"
+import math, sys, optuna
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+study = optuna.load_study(study_name=sys.argv[2], storage=sys.argv[1])
+def objective(t):
+    depth = t.suggest_int("depth", 1, 6)
+    lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
+    momentum = t.suggest_float("momentum", 0.0, 0.99)
+    return 0.2 * abs(depth - 3) + 0.5 * (math.log10(lr) + 1.5) ** 2 + (momentum - 0.9) ** 2
+study.optimize(objective, n_trials=int(sys.argv[3]))
+"#;
+    let python_url = url.replacen("postgresql://", "postgresql+psycopg2://", 1);
+    let password = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .and_then(|(user_info, _)| user_info.split_once(':'))
+        .map(|(_, password)| password.to_owned());
+    let dir = tempfile::tempdir().unwrap();
+    let mut children = Vec::new();
+    for _ in 0..RUNNERS {
+        let child = Command::new(example("distributed"))
+            .args(["--storage", &url, "--study", &name])
+            .args(["--trials", &RUNNER_TRIALS.to_string()])
+            .env("SATURATE_SHORT", "1")
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the example starts");
+        children.push(("runner", child));
+    }
+    for _ in 0..PYTHONS {
+        let child = Command::new(crate::support::optuna_python("4.9.0"))
+            .args(["-c", python_worker, &python_url, &name])
+            .arg(PYTHON_TRIALS.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("Python starts");
+        children.push(("python", child));
+    }
+    let mut runner_pids = BTreeSet::new();
+    for (kind, child) in children {
+        if kind == "runner" {
+            runner_pids.insert(child.id());
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "a {kind} worker failed ({}):\n{}\n{stderr}",
+            out.status,
+            stdout(&out)
+        );
+        if let Some(password) = password.as_deref().filter(|p| p.len() >= 4) {
+            assert!(
+                !stderr.contains(password) && !stdout(&out).contains(password),
+                "a {kind} worker printed the database password"
+            );
+        }
+    }
+
+    let storage = saturate::study::storage::open(&url).unwrap();
+    let id = storage.get_study_id_from_name(&name).unwrap();
+    let trials = storage.get_all_trials(id, None).unwrap();
+    assert_eq!(
+        trials.len(),
+        RUNNERS * RUNNER_TRIALS + PYTHONS * PYTHON_TRIALS
+    );
+    assert_consecutive(&trials);
+    let mut groups: BTreeMap<String, Vec<&FrozenTrial>> = BTreeMap::new();
+    let mut python = 0;
+    for t in &trials {
+        assert!(
+            matches!(t.state, TrialState::Complete | TrialState::Pruned),
+            "trial {} is {:?}",
+            t.number,
+            t.state
+        );
+        match t.system_attrs.get(GROUP_ATTR).and_then(|g| g.as_str()) {
+            Some(group) => groups.entry(group.to_owned()).or_default().push(t),
+            None => python += 1,
+        }
+    }
+    assert_eq!(python, PYTHONS * PYTHON_TRIALS);
+    assert_eq!(
+        groups.len(),
+        RUNNERS * RUNNER_TRIALS / 4,
+        "{:?}",
+        groups.keys()
+    );
+    for (group, members) in &groups {
+        let workers: BTreeSet<&str> = members
+            .iter()
+            .map(|t| t.system_attrs[WORKER_ATTR].as_str().unwrap())
+            .collect();
+        assert_eq!(workers.len(), 1, "group {group} mixes workers {workers:?}");
+        let pid: u32 = workers
+            .first()
+            .unwrap()
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            runner_pids.contains(&pid),
+            "group {group} of an unknown worker"
+        );
+        let depths: BTreeSet<String> = members
+            .iter()
+            .map(|t| format!("{:?}", t.param("depth")))
+            .collect();
+        assert_eq!(depths.len(), 1, "group {group} depths {depths:?}");
+    }
+    // Python Optuna reads the whole study back.
+    let script = r#"
+import sys, optuna
+s = optuna.load_study(study_name=sys.argv[2], storage=sys.argv[1])
+print(len(s.trials), sum(t.state.is_finished() for t in s.trials))
+"#;
+    let out = Command::new(crate::support::optuna_python("4.9.0"))
+        .args(["-c", script, &python_url, &name])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let n = trials.len();
+    assert_eq!(stdout(&out).trim(), format!("{n} {n}"));
 }

@@ -97,7 +97,7 @@ fn fashion_mnist_trains_a_study_of_cnn_groups() {
     let dir = tempfile::tempdir().unwrap();
     let output = run_example(
         "fashion_mnist",
-        &["--journal", "fm.journal"],
+        &["--storage", "fm.journal"],
         &[],
         dir.path(),
     );
@@ -135,7 +135,7 @@ fn fashion_mnist_trains_a_study_of_cnn_groups() {
     // Rerunning continues the study in the same journal.
     run_example(
         "fashion_mnist",
-        &["--journal", "fm.journal"],
+        &["--storage", "fm.journal"],
         &[],
         dir.path(),
     );

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use saturate_study::storage::{JournalStorage, RdbStorage, Storage};
+use saturate_study::storage::Storage;
 
 use crate::error::{CliError, Result};
 
@@ -50,7 +50,7 @@ pub fn open(url: &str, create: bool) -> Result<Arc<dyn Storage>> {
             if !create && !Path::new(url).is_file() {
                 return Err(CliError::MissingJournal { path: url.into() });
             }
-            Ok(Arc::new(JournalStorage::open(url)?))
+            Ok(saturate_study::storage::open(url)?)
         }
         StorageKind::Rdb => {
             if let Some(path) = sqlite_file(url) {
@@ -61,7 +61,7 @@ pub fn open(url: &str, create: bool) -> Result<Arc<dyn Storage>> {
                     });
                 }
             }
-            Ok(Arc::new(RdbStorage::open(url)?))
+            Ok(saturate_study::storage::open(url)?)
         }
     }
 }
@@ -78,25 +78,9 @@ pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     (!path.is_empty() && path != ":memory:").then(|| std::path::PathBuf::from(path))
 }
 
-/// `url` with the password (between `user:` and `@`) replaced by `***`.
+/// `url` with every password replaced by `***` (user info, query parameters, DSN pairs).
 pub fn redact(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    match rest[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &url[..scheme_end + 3],
-            &rest[..colon],
-            &rest[at..]
-        ),
-        None => url.to_owned(),
-    }
+    saturate_study::storage::redact_url(url)
 }
 
 #[cfg(test)]

@@ -98,3 +98,36 @@ fn json_holds_the_whole_study() {
     );
     assert_eq!(trials[4]["system_attrs"]["fail_reason"], "diverged");
 }
+
+/// `export -o` onto the storage's own file is refused (it would replace the study with CSV),
+/// whichever way the path is spelt; the journal is left as it was.
+#[test]
+fn export_onto_the_storage_itself_is_refused() {
+    let dir = tempdir();
+    let journal = dir.path().join("j.log");
+    write_journal(&journal);
+    let before = std::fs::read(&journal).unwrap();
+    let j = journal.as_path();
+    let spelt_otherwise = dir.path().join(".").join("j.log");
+    for output in [journal.to_str().unwrap(), spelt_otherwise.to_str().unwrap()] {
+        let stderr =
+            crate::support::fails(j, &["export", "--study-name", "single", "-o", output], 2);
+        assert!(stderr.contains("the storage itself"), "{stderr}");
+    }
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
+    // Another file is fine.
+    let csv = dir.path().join("out.csv");
+    ok(
+        j,
+        &[
+            "export",
+            "--study-name",
+            "single",
+            "-o",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("number,"));
+}

@@ -221,6 +221,85 @@ fn torn_last_line_is_ignored_until_completed() {
     assert_eq!(reader.get_all_trials(0, None).unwrap().len(), 1);
 }
 
+/// A writer killed mid-append leaves a torn last line; the next writer cuts it off before it
+/// appends (else its line is glued to the torn one and both are lost). Every cut of the last
+/// line, at every byte offset: the study written next is there, the journal reads back whole,
+/// and what the torn line would have written is not.
+#[test]
+fn a_torn_last_line_is_cut_off_before_the_next_append_at_every_offset() {
+    let dir = tempdir();
+    let path = dir.path().join("j.log");
+    let study = DefaultStudy::builder()
+        .name("s1")
+        .storage(Arc::new(JournalStorage::open(&path).unwrap()))
+        .build()
+        .unwrap();
+    let mut trial = study.ask().unwrap();
+    trial.suggest_float("x", 0.0, 1.0).unwrap();
+    study.tell(&trial, &[0.5]).unwrap();
+    let mut trial = study.ask().unwrap();
+    let before_last = std::fs::read(&path).unwrap().len();
+    trial.set_user_attr("last", "torn").unwrap();
+    let whole = std::fs::read(&path).unwrap();
+    assert_eq!(*whole.last().unwrap(), b'\n');
+    // Cuts from one byte of the last line to all of it but its newline.
+    for cut in before_last + 1..whole.len() {
+        let torn = dir.path().join(format!("torn-{cut}.log"));
+        std::fs::write(&torn, &whole[..cut]).unwrap();
+        let storage = JournalStorage::open(&torn).unwrap();
+        let id = storage
+            .create_new_study(&[StudyDirection::Minimize], "s2")
+            .unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        assert!(id > 0);
+        let reread = JournalStorage::open(&torn).unwrap();
+        let names: Vec<String> = reread
+            .get_all_studies()
+            .unwrap_or_else(|e| panic!("cut at {cut}: {e}"))
+            .into_iter()
+            .map(|(_, name)| name)
+            .collect();
+        assert_eq!(names, ["s1", "s2"], "cut at {cut}");
+        let s1 = reread.get_study_id_from_name("s1").unwrap();
+        let trials = reread.get_all_trials(s1, None).unwrap();
+        assert_eq!(trials.len(), 2, "cut at {cut}");
+        assert!(
+            trials[1].user_attrs.is_empty(),
+            "cut at {cut}: {:?}",
+            trials[1]
+        );
+        let bytes = std::fs::read(&torn).unwrap();
+        assert_eq!(&bytes[..before_last], &whole[..before_last], "cut at {cut}");
+        assert_eq!(*bytes.last().unwrap(), b'\n');
+    }
+}
+
+/// A complete but unreadable last line (not a torn append: it ends with a newline) is not
+/// overwritten: the next write is refused with the file and line.
+#[test]
+fn a_write_after_an_unreadable_last_line_is_refused() {
+    let dir = tempdir();
+    let path = dir.path().join("j.log");
+    let writer = JournalStorage::open(&path).unwrap();
+    writer
+        .create_new_study(&[StudyDirection::Minimize], "s")
+        .unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"{\"op_code\":4,\"wor\n").unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let err = JournalStorage::open(&path)
+        .unwrap()
+        .create_new_study(&[StudyDirection::Minimize], "s2")
+        .unwrap_err();
+    assert!(
+        matches!(&err, StudyError::CorruptJournal { line: 2, .. }),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
 #[test]
 fn corrupt_line_followed_by_more_lines_is_an_error_with_file_and_line() {
     let dir = tempdir();

@@ -16,6 +16,9 @@ use crate::records::{direction_name, duration_micros, param_cell, state_name};
 const EXPORT_DATETIME: &str = "%Y-%m-%d %H:%M:%S%.6f";
 
 pub fn export(url: &str, args: &ExportArgs, out: &mut dyn Write) -> Result<()> {
+    if let Some(path) = &args.output {
+        refuse_the_storage_itself(url, path)?;
+    }
     let study = load(url, &args.study_name)?;
     let trials = study.trials(None)?;
     let text = match args.format {
@@ -44,6 +47,31 @@ pub fn export(url: &str, args: &ExportArgs, out: &mut dyn Write) -> Result<()> {
             })?
         }
         None => out.write_all(text.as_bytes())?,
+    }
+    Ok(())
+}
+
+/// `-o` naming the storage's own file (the journal, or the SQLite database) would replace the
+/// study with its export.
+fn refuse_the_storage_itself(url: &str, output: &std::path::Path) -> Result<()> {
+    let storage_file = match crate::storage::sqlite_file(url) {
+        Some(file) => file,
+        None if !url.contains("://") => std::path::PathBuf::from(url),
+        None => return Ok(()),
+    };
+    let same = match (output.canonicalize(), storage_file.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Err(crate::error::usage(
+            "--output",
+            format!(
+                "{} is the storage itself: writing the export there would replace the study; \
+                 give another file",
+                output.display()
+            ),
+        ));
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ mod in_memory;
 pub mod journal;
 pub mod rdb;
 pub(crate) mod replay;
+mod url;
 
 pub use base::Storage;
 pub use heartbeat::{
@@ -19,3 +20,4 @@ pub use heartbeat::{
 pub use in_memory::InMemoryStorage;
 pub use journal::{JournalFileBackend, JournalLock, JournalStorage};
 pub use rdb::RdbStorage;
+pub use url::{open, redact_url};

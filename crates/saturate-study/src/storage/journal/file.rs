@@ -155,6 +155,23 @@ impl JournalFileBackend {
         Ok(())
     }
 
+    /// The file's length in bytes.
+    pub(crate) fn len(&self) -> Result<u64> {
+        std::fs::metadata(&self.path)
+            .map(|m| m.len())
+            .map_err(|e| self.io(e))
+    }
+
+    /// Cuts the file to `len` bytes and fsyncs. The caller holds the lock.
+    pub(crate) fn truncate(&self, len: u64) -> Result<()> {
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| self.io(e))?;
+        file.set_len(len).map_err(|e| self.io(e))?;
+        file.sync_all().map_err(|e| self.io(e))
+    }
+
     /// Appends `bytes` in one write and fsyncs. The caller holds the lock.
     pub(crate) fn append(&self, bytes: &[u8]) -> Result<()> {
         let mut file = OpenOptions::new()

@@ -99,6 +99,37 @@ impl JournalStorage {
         result
     }
 
+    /// Before an append, with the file lock held: bytes after the last complete line are a
+    /// line a writer died while appending (no writer is appending now). Without a newline in
+    /// them, no reader has applied them (readers stop at an incomplete last line, as Optuna's
+    /// do), so they are cut off, with a warning, and the append starts a fresh line; appended
+    /// after them, the new line would be glued to the torn one and both lost. A complete but
+    /// unreadable last line is refused instead of overwritten.
+    fn repair_torn_tail(&self, replay: &Replay) -> Result<()> {
+        let len = self.backend.len()?;
+        if len <= replay.offset {
+            return Ok(());
+        }
+        let mut tail = Vec::new();
+        self.backend.read_from(replay.offset, &mut tail)?;
+        if tail.contains(&b'\n') {
+            return Err(StudyError::CorruptJournal {
+                path: self.backend.path().to_owned(),
+                line: replay.lines + 1,
+                reason: "the last line is not a valid operation; saturate does not append after \
+                         it (remove it, or restore the journal from a copy)"
+                    .into(),
+            });
+        }
+        log::warn!(
+            "{}: its last {} byte(s) are a line cut off by a writer that died while appending; \
+             truncated to the last complete line before appending",
+            self.backend.path().display(),
+            tail.len()
+        );
+        self.backend.truncate(replay.offset)
+    }
+
     fn replay_bytes(&self, replay: &mut Replay, buf: &mut Vec<u8>) -> Result<()> {
         self.backend.read_from(replay.offset, buf)?;
         let mut start = 0;
@@ -137,6 +168,7 @@ impl OperationLog for JournalStorage {
         let mut replay = self.lock_inner();
         let _file_lock = self.backend.lock()?;
         self.sync(&mut replay)?;
+        self.repair_torn_tail(&replay)?;
         // `apply` validates before it changes anything, so the state and the file stay
         // in step: what was applied is written, the first rejected operation ends the batch.
         let mut bytes = String::new();

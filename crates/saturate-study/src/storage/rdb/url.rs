@@ -14,27 +14,9 @@ pub(crate) enum RdbUrl {
     Postgres(String),
 }
 
-/// `url` with the password (the part between `user:` and `@`) replaced by `***`.
+/// `url` with every password replaced by `***` (the storage module's one redactor).
 pub(crate) fn redact(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_owned();
-    };
-    let userinfo = &authority[..at];
-    match userinfo.find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &url[..scheme_end + 3],
-            &userinfo[..colon],
-            &rest[at..]
-        ),
-        None => url.to_owned(),
-    }
+    crate::storage::redact_url(url)
 }
 
 fn invalid(url: &str, reason: impl Into<String>) -> StudyError {

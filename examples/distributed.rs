@@ -28,7 +28,10 @@
 //! storage="postgresql://...")`). Each worker prints its groups and trials, then the study's
 //! best trial over all workers. Arguments: `--storage URL` (a journal file path,
 //! `sqlite:///PATH` or `postgresql://...`; default `distributed.journal`), `--study NAME`
-//! (default `distributed`), `--trials N` trials for this worker (default 12). `SATURATE_SHORT=1` shortens the "training" (5 steps instead of 30).
+//! (default `distributed`), `--trials N` trials for this worker (default 12), `--heartbeat
+//! SECS` (heartbeats every SECS seconds, a trial without one for 3 x SECS failed and retried
+//! by the next worker: what a fleet of machines that may die needs), `--step-ms MS` how long
+//! each "training step" sleeps (default 10). `SATURATE_SHORT=1` shortens the "training" (5 steps instead of 30).
 
 use std::time::Duration;
 
@@ -36,6 +39,7 @@ use saturate::prelude::*;
 use saturate::study::prelude::{
     DefaultStudy, MedianPrunerConfig, Study, StudyDirection, TpeSampler,
 };
+use saturate::study::storage::RetryFailedTrialCallback;
 
 /// The study's name in the storage (`--study NAME` for another).
 const STUDY_NAME: &str = "distributed";
@@ -46,12 +50,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let storage = arg_value("--storage").unwrap_or_else(|| "distributed.journal".into());
     let n_trials: usize = arg_value("--trials").map_or(Ok(12), |n| n.parse())?;
     let study_name = arg_value("--study").unwrap_or_else(|| STUDY_NAME.into());
+    let heartbeat: Option<f64> = arg_value("--heartbeat").map(|s| s.parse()).transpose()?;
+    let step_ms: u64 = arg_value("--step-ms").map_or(Ok(10), |n| n.parse())?;
+    let storage = match heartbeat {
+        None => saturate::study::storage::open(&storage)?,
+        Some(seconds) => {
+            let interval = Duration::try_from_secs_f64(seconds)
+                .map_err(|e| format!("--heartbeat {seconds}: {e}"))?;
+            saturate::study::storage::open_with_heartbeat(
+                &storage,
+                interval,
+                Some(3 * interval),
+                Some(RetryFailedTrialCallback::default().into_callback()),
+            )?
+        }
+    };
     let pid = std::process::id();
 
     let study = DefaultStudy::builder()
         .name(study_name)
         .direction(StudyDirection::Minimize)
-        .storage(saturate::study::storage::open(&storage)?)
+        .storage(storage)
         .load_if_exists(true)
         // `constant_liar` keeps apart the trials asked together (a group, other workers').
         .sampler(TpeSampler::builder().constant_liar(true).build())
@@ -89,7 +108,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 })
                 .collect();
             // Sleeping stands in for training, so that the workers' groups interleave.
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(Duration::from_millis(step_ms));
             let keep = g.report(step, &values)?;
             lr.retain(&keep);
             momentum.retain(&keep);

@@ -163,8 +163,8 @@ impl GroupTask<Inner> for FashionTask {
         width: &usize,
         hyper: &MemberHyper,
         device: &VmapDevice<Inner>,
-    ) -> Cnn<Train> {
-        Cnn::new(*width, hyper.get("dropout"), device)
+    ) -> Result<Cnn<Train>, ObjectiveError> {
+        Ok(Cnn::new(*width, hyper.get("dropout"), device))
     }
 
     fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> SgdConfig {
@@ -177,18 +177,21 @@ impl GroupTask<Inner> for FashionTask {
             )))
     }
 
-    fn next_batch(&mut self, device: &VmapDevice<Inner>) -> ImageBatch<Train> {
+    fn next_batch(
+        &mut self,
+        device: &VmapDevice<Inner>,
+    ) -> Result<ImageBatch<Train>, ObjectiveError> {
         if self.cursor + self.batch_size > self.order.len() {
             self.passes += 1;
             self.order = ShuffledDataset::new(self.train.clone(), self.passes);
             self.cursor = 0;
         }
         let items = (self.cursor..self.cursor + self.batch_size)
-            .map(|i| self.order.get(i).expect("index inside the dataset"))
-            .collect();
+            .map(|i| self.order.get(i).ok_or(format!("no training image {i}")))
+            .collect::<Result<_, _>>()?;
         self.cursor += self.batch_size;
         // One unbatched tensor on the group's device: every member reads the same images.
-        self.batcher.batch(items, device)
+        Ok(self.batcher.batch(items, device))
     }
 
     fn loss(
@@ -196,11 +199,11 @@ impl GroupTask<Inner> for FashionTask {
         model: &Cnn<Train>,
         batch: &ImageBatch<Train>,
         _hyper: &MemberHyper,
-    ) -> Tensor<Train, 1> {
+    ) -> Result<Tensor<Train, 1>, ObjectiveError> {
         let logits = model.forward(batch.images.clone());
-        CrossEntropyLossConfig::new()
+        Ok(CrossEntropyLossConfig::new()
             .init(&logits.device())
-            .forward(logits, batch.targets.clone())
+            .forward(logits, batch.targets.clone()))
     }
 
     fn evaluate(
@@ -208,7 +211,7 @@ impl GroupTask<Inner> for FashionTask {
         model: &Cnn<Train>,
         device: &VmapDevice<Inner>,
         _hyper: &MemberHyper,
-    ) -> Members<f64> {
+    ) -> Result<Members<f64>, ObjectiveError> {
         let model: Cnn<Valid> = model.valid();
         let mut hits = vec![0.0; device.members];
         let indices: Vec<usize> = (0..self.valid.len()).collect();
@@ -218,7 +221,7 @@ impl GroupTask<Inner> for FashionTask {
             let correct = correct(model.forward(batch.images), batch.targets);
             hits.iter_mut().zip(correct).for_each(|(h, c)| *h += c);
         }
-        hits.iter().map(|h| h / self.valid.len() as f64).collect()
+        Ok(hits.iter().map(|h| h / self.valid.len() as f64).collect())
     }
 }
 // ANCHOR_END: task

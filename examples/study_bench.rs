@@ -406,16 +406,14 @@ impl GroupTask<Inner> for StudyTask {
         _shared: &(),
         hyper: &MemberHyper,
         device: &VmapDevice<Inner>,
-    ) -> GroupCnn<Train> {
+    ) -> Result<GroupCnn<Train>, ObjectiveError> {
         // A new group (refill is off): its epoch starts at the first batch, as every
         // sequential trial's does.
         self.step = 0;
-        GroupCnn {
+        Ok(GroupCnn {
             body: Body::new(self.plan.width, device),
-            dropout: DropoutConfig::new(hyper.get("dropout").to_vec())
-                .init(device)
-                .expect("one dropout probability per member, each in [0, 1)"),
-        }
+            dropout: DropoutConfig::new(hyper.get("dropout").to_vec()).init(device)?,
+        })
     }
 
     fn optimizer(&self, _shared: &(), hyper: &MemberHyper) -> SgdConfig {
@@ -430,11 +428,14 @@ impl GroupTask<Inner> for StudyTask {
             )))
     }
 
-    fn next_batch(&mut self, device: &VmapDevice<Inner>) -> ImageBatch<Train> {
+    fn next_batch(
+        &mut self,
+        device: &VmapDevice<Inner>,
+    ) -> Result<ImageBatch<Train>, ObjectiveError> {
         let step = self.step % self.plan.steps_per_epoch();
         self.step += 1;
         // One unbatched tensor: every member reads the same images.
-        self.data.batch(step, self.plan.batch_size, device)
+        Ok(self.data.batch(step, self.plan.batch_size, device))
     }
 
     fn loss(
@@ -442,11 +443,11 @@ impl GroupTask<Inner> for StudyTask {
         model: &GroupCnn<Train>,
         batch: &ImageBatch<Train>,
         _hyper: &MemberHyper,
-    ) -> Tensor<Train, 1> {
+    ) -> Result<Tensor<Train, 1>, ObjectiveError> {
         let logits = model.forward(batch.images.clone());
-        CrossEntropyLossConfig::new()
+        Ok(CrossEntropyLossConfig::new()
             .init(&logits.device())
-            .forward(logits, batch.targets.clone())
+            .forward(logits, batch.targets.clone()))
     }
 
     fn evaluate(
@@ -454,16 +455,17 @@ impl GroupTask<Inner> for StudyTask {
         model: &GroupCnn<Train>,
         device: &VmapDevice<Inner>,
         _hyper: &MemberHyper,
-    ) -> Members<f64> {
+    ) -> Result<Members<f64>, ObjectiveError> {
         let model: GroupCnn<Valid> = model.valid();
         let mut hits = vec![0.0; device.members];
         for batch in self.data.valid_batches::<Valid>(device) {
             let correct = correct(model.forward(batch.images), batch.targets);
             hits.iter_mut().zip(correct).for_each(|(h, c)| *h += c);
         }
-        hits.iter()
+        Ok(hits
+            .iter()
             .map(|h| h / self.data.valid.len() as f64)
-            .collect()
+            .collect())
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::Duration;
 
 use saturate::study::prelude::*;
 use saturate::train::{GROUP_ATTR, WORKER_ATTR};
@@ -447,4 +448,169 @@ print(len(s.trials), sum(t.state.is_finished() for t in s.trials))
     );
     let n = trials.len();
     assert_eq!(stdout(&out).trim(), format!("{n} {n}"));
+}
+
+/// A Python Optuna 4.9 worker on `storage` (a journal path or an RDB URL as SQLAlchemy takes
+/// it), `n` trials of the `distributed` example's search space.
+fn python_distributed_worker(storage: &str, name: &str, n: usize) -> std::process::Child {
+    let script = r#"
+import math, sys, optuna
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+url, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if "://" not in url:
+    from optuna.storages.journal import JournalFileBackend, JournalStorage
+    url = JournalStorage(JournalFileBackend(url))
+study = optuna.load_study(study_name=name, storage=url)
+def objective(t):
+    depth = t.suggest_int("depth", 1, 6)
+    lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
+    momentum = t.suggest_float("momentum", 0.0, 0.99)
+    return 0.2 * abs(depth - 3) + 0.5 * (math.log10(lr) + 1.5) ** 2 + (momentum - 0.9) ** 2
+study.optimize(objective, n_trials=n)
+print(len(study.trials))
+"#;
+    Command::new(crate::support::optuna_python("4.9.0"))
+        .args(["-c", script, storage, name, &n.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("Python starts")
+}
+
+/// Workers die: 3 `distributed` runner workers (groups of 4, heartbeat 1 s, grace 3 s,
+/// retry callback) and 2 Python Optuna workers on one study; one runner is SIGKILLed in the
+/// middle of its first group. After the grace period a late runner worker starts: nothing is
+/// left RUNNING or WAITING, numbers are 0..N-1 once each, every trial the kill left behind
+/// was failed and retried with its parameters to a finished trial, and Python Optuna reads
+/// the study. On PostgreSQL (the throwaway server of `scripts/test.sh`), a journal file and
+/// SQLite.
+#[test]
+fn a_killed_runner_worker_s_trials_are_retried_on_every_storage() {
+    const RUNNER_TRIALS: usize = 8;
+    const PYTHON_TRIALS: usize = 3;
+    let postgres = std::env::var("SATURATE_TEST_POSTGRES_URL").expect(
+        "SATURATE_TEST_POSTGRES_URL is unset: scripts/test.sh starts a throwaway PostgreSQL \
+         (scripts/setup-postgres.sh start DIR) and sets it",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("killed.journal").display().to_string();
+    let sqlite = format!("sqlite:///{}", dir.path().join("killed.db").display());
+    for (storage, python_storage) in [
+        (
+            postgres.clone(),
+            postgres.replacen("postgresql://", "postgresql+psycopg2://", 1),
+        ),
+        (journal.clone(), journal),
+        (sqlite.clone(), sqlite),
+    ] {
+        let shown = saturate::study::storage::redact_url(&storage);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let name = format!("killed-{}-{nanos}", std::process::id());
+        DefaultStudy::builder()
+            .name(name.clone())
+            .direction(StudyDirection::Minimize)
+            .storage(saturate::study::storage::open(&storage).unwrap())
+            .build()
+            .unwrap();
+        let runner = |trials: usize| {
+            Command::new(example("distributed"))
+                .args(["--storage", &storage, "--study", &name, "--heartbeat", "1"])
+                .args(["--trials", &trials.to_string(), "--step-ms", "200"])
+                .env("SATURATE_SHORT", "1")
+                .current_dir(dir.path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the example starts")
+        };
+        let mut victim = runner(RUNNER_TRIALS);
+        let others = [runner(RUNNER_TRIALS), runner(RUNNER_TRIALS)];
+        let pythons = [
+            python_distributed_worker(&python_storage, &name, PYTHON_TRIALS),
+            python_distributed_worker(&python_storage, &name, PYTHON_TRIALS),
+        ];
+        // SIGKILL once the victim's first group is training.
+        let mut lines =
+            std::io::BufRead::lines(std::io::BufReader::new(victim.stdout.take().unwrap()));
+        let started = lines
+            .by_ref()
+            .map(Result::unwrap)
+            .find(|l| l.contains("] group "));
+        assert!(
+            started.is_some(),
+            "{shown}: the victim never started a group"
+        );
+        victim.kill().unwrap();
+        let killed_at = std::time::Instant::now();
+        victim.wait().unwrap();
+        for child in others.into_iter().chain(pythons) {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{shown}: a worker failed ({}):\n{}\n{}",
+                out.status,
+                stdout(&out),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        // The victim's heartbeats are older than the grace period (3 s) now.
+        std::thread::sleep(Duration::from_secs(4).saturating_sub(killed_at.elapsed()));
+        let late = runner(4).wait_with_output().unwrap();
+        assert!(
+            late.status.success(),
+            "{shown}: the late worker failed:\n{}\n{}",
+            stdout(&late),
+            String::from_utf8_lossy(&late.stderr)
+        );
+
+        let store = saturate::study::storage::open(&storage).unwrap();
+        let id = store.get_study_id_from_name(&name).unwrap();
+        let trials = store.get_all_trials(id, None).unwrap();
+        assert_consecutive(&trials);
+        let failed: Vec<_> = trials
+            .iter()
+            .filter(|t| t.state == TrialState::Fail)
+            .collect();
+        assert!(!failed.is_empty(), "{shown}: the kill left no trial behind");
+        for t in &trials {
+            assert!(
+                t.state.is_finished(),
+                "{shown}: trial {} is {:?}",
+                t.number,
+                t.state
+            );
+        }
+        for f in &failed {
+            let retry = trials
+                .iter()
+                .find(|t| {
+                    saturate::study::storage::RetryFailedTrialCallback::retried_trial_number(t)
+                        == Some(f.number)
+                })
+                .unwrap_or_else(|| panic!("{shown}: trial {} was not retried", f.number));
+            assert!(
+                matches!(retry.state, TrialState::Complete | TrialState::Pruned),
+                "{shown}: retry {} of {} is {:?}",
+                retry.number,
+                f.number,
+                retry.state
+            );
+            for name in ["depth", "lr", "momentum"] {
+                assert_eq!(retry.param(name), f.param(name), "{shown}: {name}");
+            }
+        }
+        // Python Optuna reads the whole study.
+        let python = python_distributed_worker(&python_storage, &name, 0)
+            .wait_with_output()
+            .unwrap();
+        assert!(
+            python.status.success(),
+            "{shown}: {}",
+            String::from_utf8_lossy(&python.stderr)
+        );
+        assert_eq!(stdout(&python).trim(), trials.len().to_string(), "{shown}");
+    }
 }

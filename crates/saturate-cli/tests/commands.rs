@@ -245,6 +245,20 @@ fn watch_once_prints_the_study_and_its_latest_trials() {
         j,
         &["best-trial", "--study-name", "single", "-f", "json"],
     ));
+    // An interval no sleep can last is a usage error, not a panic.
+    for interval in ["1e30", "0", "-1", "nan"] {
+        let stderr = crate::support::fails(
+            j,
+            &[
+                "watch",
+                "--study-name",
+                "single",
+                &format!("--interval={interval}"),
+            ],
+            2,
+        );
+        assert!(stderr.contains("--interval"), "{stderr}");
+    }
     let screen = ok(
         j,
         &["watch", "--study-name", "single", "--once", "--tail", "3"],

@@ -167,22 +167,32 @@ impl GroupTask<I> for Regression {
         Ok(MemberHyper::new().with("lr", scope.suggest_float_log("lr", self.lr.0, self.lr.1)?))
     }
 
-    fn init_model(&mut self, _shared: &(), _hyper: &MemberHyper, device: &VmapDevice<I>) -> Mlp<B> {
-        Mlp::new(device)
+    fn init_model(
+        &mut self,
+        _shared: &(),
+        _hyper: &MemberHyper,
+        device: &VmapDevice<I>,
+    ) -> Result<Mlp<B>, ObjectiveError> {
+        Ok(Mlp::new(device))
     }
 
     fn optimizer(&self, _shared: &(), _hyper: &MemberHyper) -> SgdConfig {
         SgdConfig::new()
     }
 
-    fn next_batch(&mut self, device: &VmapDevice<I>) -> Self::Batch {
-        I::sync(&device.inner).expect("the device finishes the last step");
+    fn next_batch(&mut self, device: &VmapDevice<I>) -> Result<Self::Batch, ObjectiveError> {
+        I::sync(&device.inner)?;
         self.batch_times.push(Instant::now());
-        self.data.batch(device)
+        Ok(self.data.batch(device))
     }
 
-    fn loss(&mut self, model: &Mlp<B>, batch: &Self::Batch, _hyper: &MemberHyper) -> Tensor<B, 1> {
-        mse(model, batch)
+    fn loss(
+        &mut self,
+        model: &Mlp<B>,
+        batch: &Self::Batch,
+        _hyper: &MemberHyper,
+    ) -> Result<Tensor<B, 1>, ObjectiveError> {
+        Ok(mse(model, batch))
     }
 
     fn evaluate(
@@ -190,9 +200,9 @@ impl GroupTask<I> for Regression {
         model: &Mlp<B>,
         device: &VmapDevice<I>,
         _hyper: &MemberHyper,
-    ) -> Members<f64> {
+    ) -> Result<Members<f64>, ObjectiveError> {
         let loss = mse(model, &self.data.batch(device));
-        Members::from(member_values(loss).expect("the loss has one value per member"))
+        Ok(Members::from(member_values(loss)?))
     }
 }
 

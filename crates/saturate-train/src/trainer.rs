@@ -134,13 +134,14 @@ pub trait GroupTask<I: Backend> {
 
     /// Builds the model on a device of `hyper.members()` members (call your module's
     /// ordinary `init` with `device`; per-member values enter through
-    /// [`Members::to_tensor`]).
+    /// [`Members::to_tensor`]). An error (a checkpoint that cannot be read) fails the group's
+    /// running trials; so does an error of the methods below.
     fn init_model(
         &mut self,
         shared: &Self::Shared,
         hyper: &MemberHyper,
         device: &VmapDevice<I>,
-    ) -> Self::Model;
+    ) -> Result<Self::Model, ObjectiveError>;
 
     /// The optimizer config of new members (one value per member where it varies).
     fn optimizer(
@@ -160,7 +161,7 @@ pub trait GroupTask<I: Backend> {
     /// The next training batch, built on `device` (the group's current device: its member
     /// count changes when members leave or join, so build tensors here, every step). Called
     /// once per group step: one input pipeline for the whole group.
-    fn next_batch(&mut self, device: &VmapDevice<I>) -> Self::Batch;
+    fn next_batch(&mut self, device: &VmapDevice<I>) -> Result<Self::Batch, ObjectiveError>;
 
     /// The loss of every member on `batch`: a tensor of logical shape `[1]` (one value per
     /// member, e.g. burn's `CrossEntropyLoss` with mean reduction). A member whose loss is
@@ -170,7 +171,7 @@ pub trait GroupTask<I: Backend> {
         model: &Self::Model,
         batch: &Self::Batch,
         hyper: &MemberHyper,
-    ) -> Tensor<GroupBackend<I>, 1>;
+    ) -> Result<Tensor<GroupBackend<I>, 1>, ObjectiveError>;
 
     /// The objective value of every member (e.g. validation accuracy), reported to the
     /// study's pruner after each epoch and told to the trial at the end.
@@ -179,7 +180,7 @@ pub trait GroupTask<I: Backend> {
         model: &Self::Model,
         device: &VmapDevice<I>,
         hyper: &MemberHyper,
-    ) -> Members<f64>;
+    ) -> Result<Members<f64>, ObjectiveError>;
 }
 
 /// How a [`GroupTrainer`] trains each group.
@@ -320,10 +321,10 @@ impl<T> GroupTrainer<T> {
         let shared = self.task.suggest_shared(&mut group.shared())?;
         let mut hyper = self.task.suggest_members(&shared, &mut group.member())?;
         hyper.check(group.members())?;
-        let mut model: Batched<T::Model> =
-            Batched::init::<GroupBackend<I>, _>(group.members(), device, |d| {
-                self.task.init_model(&shared, &hyper, d)
-            })?;
+        let first = VmapDevice::new(device.clone(), group.members());
+        let mut model: Batched<T::Model> = Batched::from_module::<GroupBackend<I>>(
+            self.task.init_model(&shared, &hyper, &first)?,
+        )?;
         let mut optim: GroupOptimizer<T::Rule, T::Model, GroupBackend<I>> =
             GroupOptimizer::new(&self.task.optimizer(&shared, &hyper), group.members())?;
         let mut steps = vec![0usize; group.members()];
@@ -332,9 +333,9 @@ impl<T> GroupTrainer<T> {
             let mut vdevice = VmapDevice::new(device.clone(), group.members());
             for _ in 0..self.config.steps_per_epoch {
                 let members = group.members();
-                let batch = self.task.next_batch(&vdevice);
+                let batch = self.task.next_batch(&vdevice)?;
                 self.occupancy.batches += 1;
-                let loss = self.task.loss(&model, &batch, &hyper);
+                let loss = self.task.loss(&model, &batch, &hyper)?;
                 // Every member's loss, every step: a diverged member leaves before its NaN
                 // reaches a report (an accuracy stays finite when the weights are NaN).
                 let losses = member_values(loss.clone())?;
@@ -379,7 +380,7 @@ impl<T> GroupTrainer<T> {
             let reported = if group.members() == 0 {
                 Vec::new()
             } else {
-                let metric = self.task.evaluate(&model, &vdevice, &hyper);
+                let metric = self.task.evaluate(&model, &vdevice, &hyper)?;
                 epochs.iter_mut().for_each(|e| *e += 1);
                 let reported = match group.report_steps(&epochs, &metric) {
                     Ok(keep) => keep,
@@ -432,10 +433,10 @@ impl<T> GroupTrainer<T> {
                     .task
                     .suggest_members(&shared, &mut group.member_from(first))?;
                 new_hyper.check(refill)?;
-                let fresh: Batched<T::Model> =
-                    Batched::init::<GroupBackend<I>, _>(refill, device, |d| {
-                        self.task.init_model(&shared, &new_hyper, d)
-                    })?;
+                let joining = VmapDevice::new(device.clone(), refill);
+                let fresh: Batched<T::Model> = Batched::from_module::<GroupBackend<I>>(
+                    self.task.init_model(&shared, &new_hyper, &joining)?,
+                )?;
                 let config = self.task.optimizer(&shared, &new_hyper);
                 if keep.is_empty() {
                     model = fresh;

@@ -108,6 +108,8 @@ struct Regression {
     batches: usize,
     /// The member of the first group given an absurd learning rate (its loss diverges).
     diverge: Option<usize>,
+    /// The batch (counting from 1) whose loading fails, as a lost data file would.
+    fail_batch: Option<usize>,
 }
 
 // ANCHOR: task
@@ -142,7 +144,12 @@ impl GroupTask<I> for Regression {
             ))
     }
 
-    fn init_model(&mut self, width: &usize, hyper: &MemberHyper, device: &VmapDevice<I>) -> Mlp<B> {
+    fn init_model(
+        &mut self,
+        width: &usize,
+        hyper: &MemberHyper,
+        device: &VmapDevice<I>,
+    ) -> Result<Mlp<B>, ObjectiveError> {
         let inits: Vec<_> = hyper
             .get("seed")
             .iter()
@@ -176,7 +183,7 @@ impl GroupTask<I> for Regression {
             )
             .unwrap()
         };
-        mlp_from(*width, device, stack2, stack1)
+        Ok(mlp_from(*width, device, stack2, stack1))
     }
 
     fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> SgdConfig {
@@ -185,20 +192,28 @@ impl GroupTask<I> for Regression {
         ))
     }
 
-    fn next_batch(&mut self, device: &VmapDevice<I>) -> Self::Batch {
+    fn next_batch(&mut self, device: &VmapDevice<I>) -> Result<Self::Batch, ObjectiveError> {
         self.batches += 1;
-        (
+        if self.fail_batch == Some(self.batches) {
+            return Err(format!("could not read batch {}: disk gone", self.batches).into());
+        }
+        Ok((
             Tensor::from_data(TensorData::new(self.x.clone(), [ROWS, INPUTS]), device),
             Tensor::from_data(TensorData::new(self.y.clone(), [ROWS, OUTPUTS]), device),
-        )
+        ))
     }
 
-    fn loss(&mut self, model: &Mlp<B>, batch: &Self::Batch, _hyper: &MemberHyper) -> Tensor<B, 1> {
-        MseLoss::new().forward(
+    fn loss(
+        &mut self,
+        model: &Mlp<B>,
+        batch: &Self::Batch,
+        _hyper: &MemberHyper,
+    ) -> Result<Tensor<B, 1>, ObjectiveError> {
+        Ok(MseLoss::new().forward(
             model.forward(batch.0.clone()),
             batch.1.clone(),
             Reduction::Mean,
-        )
+        ))
     }
 
     fn evaluate(
@@ -206,10 +221,10 @@ impl GroupTask<I> for Regression {
         model: &Mlp<B>,
         device: &VmapDevice<I>,
         hyper: &MemberHyper,
-    ) -> Members<f64> {
-        let batch = self.next_batch(device);
+    ) -> Result<Members<f64>, ObjectiveError> {
+        let batch = self.next_batch(device)?;
         self.batches -= 1; // evaluation batches are not training steps
-        let loss = self.loss(model, &batch, hyper);
+        let loss = self.loss(model, &batch, hyper)?;
         let params = [
             member_data(model.hidden.weight.val()),
             member_data(model.hidden.bias.as_ref().unwrap().val().unsqueeze::<2>()),
@@ -223,7 +238,7 @@ impl GroupTask<I> for Regression {
                 .collect();
             self.finals.borrow_mut().insert(*seed as u64, member);
         }
-        Members::from(member_values(loss).unwrap())
+        Ok(Members::from(member_values(loss)?))
     }
 }
 // ANCHOR_END: task
@@ -277,6 +292,7 @@ fn regression(finals: &Finals) -> Regression {
         finals: finals.clone(),
         batches: 0,
         diverge: None,
+        fail_batch: None,
     }
 }
 
@@ -475,4 +491,40 @@ fn a_member_whose_training_loss_diverges_fails_at_that_step_and_the_others_are_u
             }
         }
     }
+}
+
+/// An error of the task (here its data loading) fails the group's running trials with the
+/// error as their reason and the run goes on to the next group; nothing panics.
+#[test]
+fn a_task_error_fails_its_group_and_the_run_goes_on() {
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(9)))
+        .pruner(NopPruner)
+        .build()
+        .unwrap();
+    let finals = Finals::default();
+    let mut task = regression(&finals);
+    task.fail_batch = Some(2);
+    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(2, 1).refill(false));
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(2, 4), &mut trainer, &Default::default()).unwrap();
+    assert_eq!(
+        (summary.failed, summary.complete, summary.groups),
+        (2, 2, 2),
+        "{:?}",
+        summary.group_errors
+    );
+    assert_eq!(
+        summary.group_errors,
+        vec!["could not read batch 2: disk gone".to_string()]
+    );
+    let all = trials(&study);
+    for t in &all[..2] {
+        assert_eq!(t.state, TrialState::Fail);
+        assert_eq!(
+            t.system_attrs["fail_reason"],
+            "could not read batch 2: disk gone"
+        );
+    }
+    assert!(all[2..].iter().all(|t| t.state == TrialState::Complete));
 }

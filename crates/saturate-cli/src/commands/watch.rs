@@ -19,6 +19,12 @@ pub fn watch(url: &str, args: &WatchArgs, out: &mut dyn Write) -> Result<()> {
             format!("{} is not a positive number of seconds", args.interval),
         ));
     }
+    let interval = Duration::try_from_secs_f64(args.interval).map_err(|_| {
+        usage(
+            "--interval",
+            format!("{} seconds is longer than a sleep can last", args.interval),
+        )
+    })?;
     let study = load(url, &args.study_name)?;
     loop {
         let screen = render(&study, args)?;
@@ -31,7 +37,7 @@ pub fn watch(url: &str, args: &WatchArgs, out: &mut dyn Write) -> Result<()> {
         if args.once {
             return Ok(());
         }
-        std::thread::sleep(Duration::from_secs_f64(args.interval));
+        std::thread::sleep(interval);
     }
 }
 

@@ -20,4 +20,4 @@ pub use heartbeat::{
 pub use in_memory::InMemoryStorage;
 pub use journal::{JournalFileBackend, JournalLock, JournalStorage};
 pub use rdb::RdbStorage;
-pub use url::{open, redact_url};
+pub use url::{open, open_with_heartbeat, redact_url};

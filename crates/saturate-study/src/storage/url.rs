@@ -32,8 +32,21 @@ use crate::error::{Result, StudyError};
 /// (an unreachable server, a schema of another Optuna version). Every URL in an error has
 /// its password redacted ([`redact_url`]).
 pub fn open(url: &str) -> Result<Arc<dyn Storage>> {
+    Ok(match kind(url)? {
+        Kind::Journal => Arc::new(JournalStorage::open(url)?),
+        Kind::Rdb => Arc::new(RdbStorage::open(url)?),
+    })
+}
+
+/// The storages a URL can name.
+enum Kind {
+    Journal,
+    Rdb,
+}
+
+fn kind(url: &str) -> Result<Kind> {
     let Some((scheme, _)) = url.split_once("://") else {
-        return Ok(Arc::new(JournalStorage::open(url)?));
+        return Ok(Kind::Journal);
     };
     let driver = scheme.split('+').next().unwrap_or(scheme);
     let unsupported = |reason: &str| StudyError::InvalidStorageUrl {
@@ -41,7 +54,7 @@ pub fn open(url: &str) -> Result<Arc<dyn Storage>> {
         reason: reason.into(),
     };
     match driver {
-        "sqlite" | "postgresql" | "postgres" => Ok(Arc::new(RdbStorage::open(url)?)),
+        "sqlite" | "postgresql" | "postgres" => Ok(Kind::Rdb),
         "redis" | "rediss" => Err(unsupported(
             "Optuna's Redis journal is not implemented: use a journal file, SQLite or PostgreSQL",
         )),
@@ -56,6 +69,30 @@ pub fn open(url: &str) -> Result<Arc<dyn Storage>> {
              `postgresql://USER:PASSWORD@HOST:PORT/DATABASE`"
         ))),
     }
+}
+
+/// [`open`] with heartbeats (journal and RDB storages, see
+/// [`RdbStorage::with_heartbeat`]): running trials record a heartbeat every `interval`, and a
+/// RUNNING trial without one for `grace_period` (default twice `interval`) is failed and
+/// passed to `callback` (e.g. [`RetryFailedTrialCallback`](super::RetryFailedTrialCallback))
+/// by the next worker that asks.
+///
+/// # Errors
+/// As [`open`]; [`StudyError::InvalidArgument`] for a zero interval or grace period.
+pub fn open_with_heartbeat(
+    url: &str,
+    interval: std::time::Duration,
+    grace_period: Option<std::time::Duration>,
+    callback: Option<super::StaleTrialCallback>,
+) -> Result<Arc<dyn Storage>> {
+    Ok(match kind(url)? {
+        Kind::Journal => {
+            Arc::new(JournalStorage::open(url)?.with_heartbeat(interval, grace_period, callback)?)
+        }
+        Kind::Rdb => {
+            Arc::new(RdbStorage::open(url)?.with_heartbeat(interval, grace_period, callback)?)
+        }
+    })
 }
 
 /// Query and DSN keys whose values are secrets (compared in lower case, as substrings:

@@ -188,6 +188,40 @@ impl ParamValue {
     }
 }
 
+/// Optuna's `check_distribution_compatibility`: one parameter name keeps its distribution kind
+/// (float, int, categorical) and log setting across a study's trials, and a categorical one
+/// its choices; bounds and steps may change.
+pub(crate) fn check_compatible(
+    name: &str,
+    existing: &Distribution,
+    requested: &Distribution,
+) -> crate::Result<()> {
+    let reason = match (existing, requested) {
+        (Distribution::Float(a), Distribution::Float(b)) if a.log != b.log => {
+            Some("a different log setting")
+        }
+        (Distribution::Int(a), Distribution::Int(b)) if a.log != b.log => {
+            Some("a different log setting")
+        }
+        (Distribution::Categorical(a), Distribution::Categorical(b)) if a.choices != b.choices => {
+            Some("other categorical choices")
+        }
+        (Distribution::Float(_), Distribution::Float(_))
+        | (Distribution::Int(_), Distribution::Int(_))
+        | (Distribution::Categorical(_), Distribution::Categorical(_)) => None,
+        _ => Some("a different distribution kind"),
+    };
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(crate::StudyError::DistributionConflict {
+            name: name.into(),
+            existing: existing.to_json_string(),
+            requested: requested.to_json_string(),
+            reason,
+        }),
+    }
+}
+
 impl fmt::Display for ParamValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_json().to_string(true))

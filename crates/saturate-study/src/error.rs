@@ -33,6 +33,24 @@ pub enum StudyError {
         /// The distribution of the new call, as Optuna's JSON.
         requested: String,
     },
+    /// A parameter name that other trials of the study used with another distribution kind
+    /// (float, int, categorical), another log setting, or other categorical choices: Optuna
+    /// refuses the same (`check_distribution_compatibility`), and a study that mixed them
+    /// would break every Python worker that reads it.
+    #[error(
+        "parameter `{name}` is {existing} in the study's other trials and cannot be \
+         {requested}: {reason}; use another name for the new search space"
+    )]
+    DistributionConflict {
+        /// The parameter name.
+        name: String,
+        /// The study's distribution for it, as Optuna's JSON.
+        existing: String,
+        /// The refused one, as Optuna's JSON.
+        requested: String,
+        /// What differs.
+        reason: &'static str,
+    },
     /// A value is not inside the distribution it is given for (fixed parameters, `tell`
     /// of enqueued values, grids).
     #[error("value {value} of parameter `{name}` is not in {distribution}")]

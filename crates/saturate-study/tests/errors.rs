@@ -50,6 +50,25 @@ fn incompatible_distribution() {
     );
 }
 
+/// Through the study, as a user meets it: another trial turns `n` into a categorical.
+#[test]
+fn distribution_conflict() {
+    let study = study();
+    let mut first = study.ask().unwrap();
+    first.suggest_int("n", 0, 3).unwrap();
+    let mut second = study.ask().unwrap();
+    let err = second.suggest_categorical("n", ["a"]).unwrap_err();
+    assert!(
+        matches!(&err, StudyError::DistributionConflict { name, .. } if name == "n"),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("a different distribution kind") && text.contains("another name"),
+        "{text}"
+    );
+}
+
 #[test]
 fn param_out_of_distribution() {
     let study = study();

@@ -121,7 +121,7 @@ fn the_whole_suite_runs_on_a_journal_per_property() {
         let path = dir.path().join(format!("journal-{n}.log"));
         Box::new(JournalStorage::open(path).unwrap())
     });
-    assert_eq!(count.into_inner(), 10);
+    assert_eq!(count.into_inner(), 11);
 }
 
 #[test]

@@ -80,6 +80,8 @@ pub(crate) struct StudyRecord {
     pub(crate) user_attrs: BTreeMap<String, Value>,
     pub(crate) system_attrs: BTreeMap<String, Value>,
     pub(crate) trial_ids: Vec<u64>,
+    /// The first distribution each parameter name was set with in the study.
+    pub(crate) distributions: HashMap<String, Distribution>,
 }
 
 #[derive(Debug, Clone)]
@@ -221,6 +223,7 @@ impl ReplayState {
                 user_attrs: BTreeMap::new(),
                 system_attrs: BTreeMap::new(),
                 trial_ids: Vec::new(),
+                distributions: HashMap::new(),
             },
         );
         Ok(Applied::Study(study_id))
@@ -294,6 +297,20 @@ impl ReplayState {
         internal: f64,
         distribution: Distribution,
     ) -> Result<Applied> {
+        self.updatable(trial_id)?;
+        let study_id = self.trials[trial_id as usize].study_id;
+        if let Some(study) = self.studies.get_mut(&study_id) {
+            match study.distributions.get(&name) {
+                Some(existing) => {
+                    crate::distributions::check_compatible(&name, existing, &distribution)?
+                }
+                None => {
+                    study
+                        .distributions
+                        .insert(name.clone(), distribution.clone());
+                }
+            }
+        }
         let trial = self.updatable(trial_id)?;
         trial.params.insert(
             name,

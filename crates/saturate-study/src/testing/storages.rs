@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::distributions::{Distribution, FloatDistribution, IntDistribution, ParamValue};
+use crate::distributions::{
+    CategoricalDistribution, Distribution, FloatDistribution, IntDistribution, ParamValue,
+};
 use crate::error::StudyError;
 use crate::storage::Storage;
 use crate::trial::{FrozenTrial, StudyDirection, TrialState};
@@ -18,7 +20,7 @@ pub type StorageProperty = (&'static str, fn(&dyn Storage));
 /// Every property of the suite, by name, in the order [`run_storage_suite`] runs them: for
 /// suites that do more per property (reopen the storage and compare what a second
 /// connection reads, time each property, report which one failed).
-pub const STORAGE_PROPERTIES: [StorageProperty; 10] = [
+pub const STORAGE_PROPERTIES: [StorageProperty; 11] = [
     (
         "studies_have_ids_names_and_directions",
         studies_have_ids_names_and_directions,
@@ -49,6 +51,10 @@ pub const STORAGE_PROPERTIES: [StorageProperty; 10] = [
     (
         "trial_ids_keep_counting_across_studies",
         trial_ids_keep_counting_across_studies,
+    ),
+    (
+        "a_parameter_keeps_its_distribution_kind_in_a_study",
+        a_parameter_keeps_its_distribution_kind_in_a_study,
     ),
 ];
 
@@ -403,4 +409,57 @@ pub fn trial_ids_keep_counting_across_studies(storage: &dyn Storage) {
         last + 1,
         "trial_ids_keep_counting_across_studies"
     );
+}
+
+/// As Optuna (`check_distribution_compatibility`): once a trial of a study has set parameter
+/// `x` as a float, another trial of that study cannot set it as a categorical or an int, nor
+/// as a log float; new bounds are fine, and another study is free to use `x` differently.
+pub fn a_parameter_keeps_its_distribution_kind_in_a_study(storage: &dyn Storage) {
+    let p = "a_parameter_keeps_its_distribution_kind_in_a_study";
+    let study = storage.create_new_study(&minimize(), "s").expect("create");
+    let float = |low, high, log| {
+        Distribution::Float(FloatDistribution::new(low, high, log, None).expect("valid"))
+    };
+    let first = storage.create_new_trial(study, None).expect("trial");
+    storage
+        .set_trial_param(first, "x", 0.5, &float(0.0, 1.0, false))
+        .expect("the first float");
+    let second = storage.create_new_trial(study, None).expect("trial");
+    let categorical = Distribution::Categorical(
+        CategoricalDistribution::new(vec!["a".into(), "b".into()]).expect("valid"),
+    );
+    let int = Distribution::Int(IntDistribution::new(0, 3, false, 1).expect("valid"));
+    for refused in [categorical.clone(), int, float(0.1, 1.0, true)] {
+        match storage.set_trial_param(second, "x", 0.0, &refused) {
+            Err(StudyError::DistributionConflict { name, .. }) => assert_eq!(name, "x", "{p}"),
+            other => panic!("{p}: {refused:?} after a float: {other:?}"),
+        }
+    }
+    assert!(
+        storage.get_trial(second).expect("trial").params.is_empty(),
+        "{p}: a refused parameter was stored"
+    );
+    storage
+        .set_trial_param(second, "x", 2.0, &float(0.0, 4.0, false))
+        .expect("other bounds are compatible");
+    // Categorical choices are part of the kind.
+    storage
+        .set_trial_param(second, "c", 0.0, &categorical)
+        .expect("a new name");
+    let third = storage.create_new_trial(study, None).expect("trial");
+    let other_choices = Distribution::Categorical(
+        CategoricalDistribution::new(vec!["a".into(), "z".into()]).expect("valid"),
+    );
+    assert!(
+        matches!(
+            storage.set_trial_param(third, "c", 0.0, &other_choices),
+            Err(StudyError::DistributionConflict { .. })
+        ),
+        "{p}: other categorical choices"
+    );
+    let elsewhere = storage.create_new_study(&minimize(), "t").expect("create");
+    let trial = storage.create_new_trial(elsewhere, None).expect("trial");
+    storage
+        .set_trial_param(trial, "x", 0.0, &categorical)
+        .expect("another study's `x` is its own");
 }

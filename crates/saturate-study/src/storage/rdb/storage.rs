@@ -728,6 +728,18 @@ impl Storage for RdbStorage {
     ) -> Result<()> {
         self.tx(true, |tx| {
             let id = updatable(tx, trial_id)?;
+            // Optuna's `_check_and_set_param_distribution`: the name's distribution in the
+            // study's other trials.
+            let rows = tx.query(
+                "SELECT p.distribution_json FROM trial_params p JOIN trials t \
+                 ON p.trial_id = t.trial_id WHERE p.param_name = ? AND t.study_id = \
+                 (SELECT study_id FROM trials WHERE trial_id = ?) LIMIT 1",
+                &[name.into(), id.into()],
+            )?;
+            if let Some(text) = rows.first().and_then(|row| col(row, 0).text()) {
+                let existing = Distribution::from_json_str(text)?;
+                crate::distributions::check_compatible(name, &existing, distribution)?;
+            }
             upsert_param(tx, id, name, internal, distribution)
         })
     }

@@ -19,6 +19,15 @@ pub enum StorageKind {
 /// The kind of storage `url` names, or why saturate cannot open it.
 pub fn kind(url: &str) -> Result<StorageKind> {
     match url.split_once("://").map(|(scheme, _)| scheme) {
+        // `host=db user=bob password=...`: libpq's form, not a path (nor printed as one).
+        None if url.contains('=') && url.split_whitespace().count() > 1 => {
+            Err(CliError::UnsupportedStorage {
+                url: redact(url),
+                reason: "a libpq `key=value` connection string is not a storage URL: give it as \
+                         postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+                    .into(),
+            })
+        }
         None => Ok(StorageKind::Journal),
         Some(scheme) => match scheme.split('+').next().unwrap_or(scheme) {
             "sqlite" | "postgresql" | "postgres" => Ok(StorageKind::Rdb),
@@ -101,7 +110,22 @@ mod tests {
         );
         assert_eq!(sqlite_file("sqlite:///:memory:"), None);
         assert_eq!(sqlite_file("postgresql://h/db"), None);
+        for url in [
+            "mysql://bob:hunter2@h/db",
+            "host=h user=bob password=hunter2",
+            "postgresql://h/db?user=bob&PASSWORD=hunter2&x=1",
+        ] {
+            let shown = redact(url);
+            assert!(!shown.contains("hunter2"), "{shown}");
+        }
         let err = kind("mysql://bob:hunter2@h/db").unwrap_err().to_string();
         assert!(!err.contains("hunter2"), "{err}");
+        let err = kind("host=h user=bob password=hunter2")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !err.contains("hunter2") && err.contains("postgresql://"),
+            "{err}"
+        );
     }
 }

@@ -239,6 +239,18 @@ fn passwords_never_appear_in_errors_debug_or_logs() {
     for text in [err.to_string(), format!("{err:?}")] {
         assert!(!text.contains(secret), "{text}");
         assert!(text.contains("nobody:***@127.0.0.1"), "{text}");
+        // The cause, not just "error connecting to server".
+        assert!(text.to_lowercase().contains("refused"), "{text}");
+    }
+    // The password in the query string, in any case, and in other secret keys.
+    for url in [
+        format!("postgresql://nobody@127.0.0.1:1/nothing?password={secret}"),
+        format!("postgresql://nobody@127.0.0.1:1/nothing?sslmode=disable&PassWord={secret}"),
+        format!("postgresql://nobody@127.0.0.1:1/nothing?sslpassword={secret}"),
+    ] {
+        let err = RdbStorage::open(&url).unwrap_err();
+        let text = format!("{err} {err:?}");
+        assert!(!text.contains(secret), "{text}");
     }
     let err = RdbStorage::open(&format!("mysql://u:{secret}@h/db")).unwrap_err();
     assert!(matches!(err, StudyError::InvalidStorageUrl { .. }));

@@ -46,6 +46,14 @@ enum Kind {
 
 fn kind(url: &str) -> Result<Kind> {
     let Some((scheme, _)) = url.split_once("://") else {
+        if is_dsn(url) {
+            return Err(StudyError::InvalidStorageUrl {
+                url: redact_url(url),
+                reason: "a libpq `key=value` connection string is not a storage URL: give it \
+                         as postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+                    .into(),
+            });
+        }
         return Ok(Kind::Journal);
     };
     let driver = scheme.split('+').next().unwrap_or(scheme);
@@ -93,6 +101,19 @@ pub fn open_with_heartbeat(
             Arc::new(RdbStorage::open(url)?.with_heartbeat(interval, grace_period, callback)?)
         }
     })
+}
+
+/// A libpq connection string (`host=db user=bob password=...`): whitespace-separated
+/// `key=value` pairs whose first key is one of libpq's.
+fn is_dsn(text: &str) -> bool {
+    const KEYS: [&str; 8] = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "service",
+    ];
+    text.split_whitespace().next().is_some_and(|first| {
+        first
+            .split_once('=')
+            .is_some_and(|(key, _)| KEYS.contains(&key.to_ascii_lowercase().as_str()))
+    }) && text.contains(' ')
 }
 
 /// Query and DSN keys whose values are secrets (compared in lower case, as substrings:
@@ -253,6 +274,7 @@ mod tests {
             "redis://:s3cret@h/0",
             "file:///tmp/x.log?password=s3cret",
             "ftp://bob:s3cret@h/x",
+            "host=db user=bob password=s3cret dbname=optuna",
         ] {
             let Err(err) = open(url) else {
                 panic!("{url} opened")

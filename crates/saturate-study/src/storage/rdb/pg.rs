@@ -80,7 +80,18 @@ pub(crate) fn classify(e: postgres::Error) -> DbError {
     ];
     let message = match e.as_db_error() {
         Some(db) => format!("{}: {}", db.code().code(), db.message()),
-        None => e.to_string(),
+        // "error connecting to server" alone hides why: the causes follow (connection
+        // refused, a host that does not resolve, a timeout); none of them carries the URL.
+        None => {
+            let mut message = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                message.push_str(": ");
+                message.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            message
+        }
     };
     match e.code() {
         Some(code) if retry.contains(code) => DbError::Retry(message),

@@ -290,6 +290,31 @@ fn resume_continues_an_interrupted_study() {
     assert_optuna_agrees(&journal, "resume", &trials);
 }
 
+/// The throwaway PostgreSQL server's URL that `scripts/test.sh` sets.
+fn test_postgres_url() -> String {
+    std::env::var("SATURATE_TEST_POSTGRES_URL").expect(
+        "SATURATE_TEST_POSTGRES_URL is unset: scripts/test.sh starts a throwaway PostgreSQL \
+         (scripts/setup-postgres.sh start DIR) and sets it",
+    )
+}
+
+/// Creates a minimizing study with a name no other run uses on `storage`; returns the name.
+/// (Created before the workers start, so that none races another to create it.)
+fn fresh_study(storage: &str, prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("{prefix}-{}-{nanos}", std::process::id());
+    DefaultStudy::builder()
+        .name(name.clone())
+        .direction(StudyDirection::Minimize)
+        .storage(saturate::study::storage::open(storage).unwrap())
+        .build()
+        .unwrap();
+    name
+}
+
 /// The multi-machine setup, on one machine: 3 `distributed` runner workers and 2 Python
 /// Optuna 4.9 workers on one study in PostgreSQL (the throwaway server `scripts/test.sh`
 /// starts, `SATURATE_TEST_POSTGRES_URL`). Every trial ends finished, numbered 0..N-1 once,
@@ -300,33 +325,8 @@ fn distributed_runners_and_python_workers_share_one_postgresql_study() {
     const RUNNER_TRIALS: usize = 8;
     const PYTHONS: usize = 2;
     const PYTHON_TRIALS: usize = 4;
-    let url = std::env::var("SATURATE_TEST_POSTGRES_URL").expect(
-        "SATURATE_TEST_POSTGRES_URL is unset: scripts/test.sh starts a throwaway PostgreSQL \
-         (scripts/setup-postgres.sh start DIR) and sets it",
-    );
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let name = format!("distributed-{}-{nanos}", std::process::id());
-    // Created here, so that no worker races another to create it.
-    DefaultStudy::builder()
-        .name(name.clone())
-        .direction(StudyDirection::Minimize)
-        .storage(saturate::study::storage::open(&url).unwrap())
-        .build()
-        .unwrap();
-    let python_worker = r#"
-import math, sys, optuna
-optuna.logging.set_verbosity(optuna.logging.WARNING)
-study = optuna.load_study(study_name=sys.argv[2], storage=sys.argv[1])
-def objective(t):
-    depth = t.suggest_int("depth", 1, 6)
-    lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
-    momentum = t.suggest_float("momentum", 0.0, 0.99)
-    return 0.2 * abs(depth - 3) + 0.5 * (math.log10(lr) + 1.5) ** 2 + (momentum - 0.9) ** 2
-study.optimize(objective, n_trials=int(sys.argv[3]))
-"#;
+    let url = test_postgres_url();
+    let name = fresh_study(&url, "distributed");
     let python_url = url.replacen("postgresql://", "postgresql+psycopg2://", 1);
     let password = url
         .split_once("://")
@@ -348,13 +348,7 @@ study.optimize(objective, n_trials=int(sys.argv[3]))
         children.push(("runner", child));
     }
     for _ in 0..PYTHONS {
-        let child = Command::new(crate::support::optuna_python("4.9.0"))
-            .args(["-c", python_worker, &python_url, &name])
-            .arg(PYTHON_TRIALS.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("Python starts");
+        let child = python_distributed_worker(&python_url, &name, PYTHON_TRIALS);
         children.push(("python", child));
     }
     let mut runner_pids = BTreeSet::new();
@@ -488,10 +482,7 @@ print(len(study.trials))
 fn a_killed_runner_worker_s_trials_are_retried_on_every_storage() {
     const RUNNER_TRIALS: usize = 8;
     const PYTHON_TRIALS: usize = 3;
-    let postgres = std::env::var("SATURATE_TEST_POSTGRES_URL").expect(
-        "SATURATE_TEST_POSTGRES_URL is unset: scripts/test.sh starts a throwaway PostgreSQL \
-         (scripts/setup-postgres.sh start DIR) and sets it",
-    );
+    let postgres = test_postgres_url();
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("killed.journal").display().to_string();
     let sqlite = format!("sqlite:///{}", dir.path().join("killed.db").display());
@@ -504,17 +495,7 @@ fn a_killed_runner_worker_s_trials_are_retried_on_every_storage() {
         (sqlite.clone(), sqlite),
     ] {
         let shown = saturate::study::storage::redact_url(&storage);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let name = format!("killed-{}-{nanos}", std::process::id());
-        DefaultStudy::builder()
-            .name(name.clone())
-            .direction(StudyDirection::Minimize)
-            .storage(saturate::study::storage::open(&storage).unwrap())
-            .build()
-            .unwrap();
+        let name = fresh_study(&storage, "killed");
         let runner = |trials: usize| {
             Command::new(example("distributed"))
                 .args(["--storage", &storage, "--study", &name, "--heartbeat", "1"])

@@ -284,6 +284,31 @@ fn train_alone(width: usize, seed: u64, lr: f64, momentum: f64, steps: usize) ->
     ]
 }
 
+/// Every COMPLETE trial ends with exactly the parameters its configuration gets trained alone
+/// for `steps` steps with plain Burn: equal floats.
+fn assert_complete_trials_equal_themselves_trained_alone(
+    all: &[std::sync::Arc<FrozenTrial>],
+    finals: &Finals,
+    steps: usize,
+) {
+    let width = all[0].param("width").unwrap().as_f64().unwrap() as usize;
+    for t in all.iter().filter(|t| t.state == TrialState::Complete) {
+        let p = |name: &str| t.param(name).unwrap().as_f64().unwrap();
+        let seed = p("seed") as u64;
+        let want = train_alone(width, seed, p("lr"), p("momentum"), steps);
+        let got = finals.borrow()[&seed].clone();
+        for (tensor, (g, w)) in got.iter().zip(&want).enumerate() {
+            for (i, (g, w)) in g.iter().zip(w).enumerate() {
+                assert!(
+                    g == w,
+                    "trial {}: parameter {tensor}, element {i}: group {g}, alone {w}",
+                    t.number
+                );
+            }
+        }
+    }
+}
+
 fn regression(finals: &Finals) -> Regression {
     let (x, y) = data();
     Regression {
@@ -354,22 +379,7 @@ fn pruning_and_refill_keep_every_member_equal_to_itself_trained_alone() {
             );
         }
     }
-    let width = all[0].param("width").unwrap().as_f64().unwrap() as usize;
-    for t in all.iter().filter(|t| t.state == Complete) {
-        let p = |name: &str| t.param(name).unwrap().as_f64().unwrap();
-        let seed = p("seed") as u64;
-        let want = train_alone(width, seed, p("lr"), p("momentum"), 9);
-        let got = finals.borrow()[&seed].clone();
-        for (tensor, (g, w)) in got.iter().zip(&want).enumerate() {
-            for (i, (g, w)) in g.iter().zip(w).enumerate() {
-                assert!(
-                    g == w,
-                    "trial {}: parameter {tensor}, element {i}: group {g}, alone {w}",
-                    t.number
-                );
-            }
-        }
-    }
+    assert_complete_trials_equal_themselves_trained_alone(&all, &finals, 9);
 }
 
 #[test]
@@ -475,22 +485,7 @@ fn a_member_whose_training_loss_diverges_fails_at_that_step_and_the_others_are_u
     assert_eq!(occupancy.group_steps, 9);
     assert_eq!(occupancy.member_steps, 2 * 9 + step);
     assert!(!finals.borrow().is_empty());
-    let width = all[0].param("width").unwrap().as_f64().unwrap() as usize;
-    for t in all.iter().filter(|t| t.state == Complete) {
-        let p = |name: &str| t.param(name).unwrap().as_f64().unwrap();
-        let seed = p("seed") as u64;
-        let want = train_alone(width, seed, p("lr"), p("momentum"), 9);
-        let got = finals.borrow()[&seed].clone();
-        for (tensor, (g, w)) in got.iter().zip(&want).enumerate() {
-            for (i, (g, w)) in g.iter().zip(w).enumerate() {
-                assert!(
-                    g == w,
-                    "trial {}: parameter {tensor}, element {i}: group {g}, alone {w}",
-                    t.number
-                );
-            }
-        }
-    }
+    assert_complete_trials_equal_themselves_trained_alone(&all, &finals, 9);
 }
 
 /// An error of the task (here its data loading) fails the group's running trials with the

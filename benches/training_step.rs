@@ -109,6 +109,12 @@ fn profile(spec: &str) {
         sync();
         let per = start.elapsed() / steps as u32;
         println!("{arm} {model:?} K={k}: {per:?} per step (mean of {steps})");
+        if let Some(bytes) = device_memory() {
+            println!(
+                "{arm} {model:?} K={k}: device memory {:.1} MiB",
+                bytes as f64 / (1024.0 * 1024.0)
+            );
+        }
     };
     match arm {
         "grouped" => {
@@ -133,6 +139,23 @@ fn profile(spec: &str) {
             });
         }
     }
+}
+
+/// With wgpu: the device memory CubeCL's pools hold (they keep the pages the steps' peak
+/// needed); on lavapipe the process's resident memory is mostly the driver's shader compiler.
+#[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+fn device_memory() -> Option<u64> {
+    use cubecl::Runtime;
+    burn::backend::wgpu::WgpuRuntime::client(&Default::default())
+        .memory_usage()
+        .ok()
+        .map(|usage| usage.bytes_reserved)
+}
+
+/// Other backends: none here (NVML and resident memory are measured outside the bench).
+#[cfg(not(all(feature = "wgpu", not(feature = "cuda"))))]
+fn device_memory() -> Option<u64> {
+    None
 }
 
 type SequentialSetup = (

@@ -36,6 +36,9 @@ trap - EXIT
 # the backend they ran on).
 SATURATE_PARITY_REPORT="$PWD/target/parity-wgpu.csv" \
   cargo test -p saturate-vmap --features wgpu --test cubecl
+# wgpu's convolutions are grouped convolutions; the other CubeCL backends (CUDA, ROCm, Metal)
+# get the unfold + K-batched matmul: the convolution tests again under that lowering.
+SATURATE_CONV_LOWERING=gemm cargo test -p saturate-vmap --features wgpu --test cubecl -- conv cnn
 # The wgpu programs, built as the GPU check's dry run builds them (saturate's own code at
 # opt-level 0: the same artifacts), then the main job's and the study benchmark's short modes
 # and the dry run (tests/gpu_check.rs), one at a time (the dry run's build re-links binaries the

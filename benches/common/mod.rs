@@ -29,7 +29,15 @@ pub enum Model {
 }
 
 impl Model {
+    /// The batch size: `SATURATE_BATCH=N` when set (scripts/bench-conv-memory.sh), else the
+    /// model's default.
     pub fn batch(self) -> usize {
+        if let Some(n) = std::env::var("SATURATE_BATCH")
+            .ok()
+            .and_then(|n| n.parse().ok())
+        {
+            return n;
+        }
         match self {
             Model::Mlp8 => 64,
             Model::Mlp784 | Model::Cnn | Model::Transformer => 128,

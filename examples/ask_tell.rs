@@ -8,13 +8,12 @@
 //!
 //! Run: `cargo run --release --example ask_tell`
 //!
-//! With `-- --journal study.journal` the study is written in Optuna's JournalStorage format
+//! With `-- --storage study.journal` the study is written in Optuna's JournalStorage format
 //! (study name `ask-tell`; a later run on the same file adds trials to it), which Python reads
 //! with `optuna.load_study(study_name="ask-tell",
-//! storage=JournalStorage(JournalFileBackend("study.journal")))` or `optuna-dashboard`.
+//! storage=JournalStorage(JournalFileBackend("study.journal")))` or `optuna-dashboard`;
+//! `--storage` also takes `sqlite:///PATH` and `postgresql://...`.
 //! `SATURATE_SHORT=1` runs 12 trials of 6 steps instead of 60 of 20.
-
-use std::sync::Arc;
 
 use saturate::study::prelude::*;
 
@@ -36,11 +35,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .with_n_warmup_steps(2)
                 .init()?,
         );
-    if let Some(path) = journal_arg() {
+    if let Some(url) = storage_arg() {
         builder = builder
-            .storage(Arc::new(JournalStorage::open(&path)?))
+            .storage(saturate::study::storage::open(&url)?)
             .load_if_exists(true);
-        println!("writing the study to {path}");
+        println!(
+            "writing the study to {}",
+            saturate::study::storage::redact_url(&url)
+        );
     }
     let study = builder.build()?;
 
@@ -118,10 +120,10 @@ fn synthetic_loss(lr: f64, dropout: f64, layers: i64, adam: bool) -> f64 {
     lr_term + dropout_term + depth_term + optimizer_term
 }
 
-/// The value of `--journal PATH`, if given.
-fn journal_arg() -> Option<String> {
+/// The value of `--storage URL`, if given.
+fn storage_arg() -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
-        .position(|a| a == "--journal")
+        .position(|a| a == "--storage")
         .and_then(|i| args.get(i + 1).cloned())
 }

@@ -13,7 +13,8 @@
 //! Fashion-MNIST subset shipped in saturate-data (same format, no download) and says so.
 //!
 //! Run: `cargo run --release --example mnist_mlp [-- --data DIR [--kmnist]]`; the journal is
-//! `./mnist_mlp.journal` (study `mnist_mlp`; `--journal PATH` for another). `SATURATE_SHORT=1`
+//! `./mnist_mlp.journal` (study `mnist_mlp`; `--storage URL` for another: a journal file path,
+//! `sqlite:///PATH` or `postgresql://...`). `SATURATE_SHORT=1`
 //! shrinks the run to a smoke test (512 / 256 images, 6 trials in groups of 3, one epoch).
 //!
 //! Time on the 2-core development machine (NdArray; `cargo test`'s build: optimised code,
@@ -83,24 +84,26 @@ impl Plan {
 struct Options {
     data: Option<PathBuf>,
     kmnist: bool,
-    journal: PathBuf,
+    storage: String,
 }
 
 fn options() -> Result<Options, Box<dyn Error>> {
     let mut options = Options {
         data: None,
         kmnist: false,
-        journal: PathBuf::from("mnist_mlp.journal"),
+        storage: String::from("mnist_mlp.journal"),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--data" => options.data = Some(args.next().ok_or("--data needs a directory")?.into()),
             "--kmnist" => options.kmnist = true,
-            "--journal" => options.journal = args.next().ok_or("--journal needs a path")?.into(),
+            "--storage" => {
+                options.storage = args.next().ok_or("--storage needs a URL or a path")?
+            }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}` (--data DIR, --kmnist, --journal PATH)"
+                    "unknown argument `{other}` (--data DIR, --kmnist, --storage URL)"
                 )
                 .into())
             }
@@ -193,7 +196,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 .with_n_warmup_steps(1)
                 .init()?,
         )
-        .storage(Arc::new(JournalStorage::open(&options.journal)?))
+        .storage(saturate::study::storage::open(&options.storage)?)
         .load_if_exists(true)
         .build()?;
     let config = RunConfig::new()
@@ -249,8 +252,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     print!("{summary}");
     println!("(a trial's value is its accuracy on the validation images)");
     println!(
-        "journal: {} (study \"mnist_mlp\")",
-        options.journal.display()
+        "storage: {} (study \"mnist_mlp\")",
+        saturate::study::storage::redact_url(&options.storage)
     );
     Ok(())
 }

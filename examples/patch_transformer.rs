@@ -9,7 +9,8 @@
 //!
 //! Run: `cargo run --release --example patch_transformer` (the shipped Fashion-MNIST subset;
 //! `SATURATE_FULL=1` for the full set from files, see saturate-data); the journal is
-//! `./patch_transformer.journal` (study `patch_transformer`; `--journal PATH` for another).
+//! `./patch_transformer.journal` (study `patch_transformer`; `--storage URL` for another: a
+//! journal file path, `sqlite:///PATH` or `postgresql://...`).
 //! `SATURATE_SHORT=1` shrinks the run to a smoke test (512 / 256 images, 6 trials in groups
 //! of 3, one epoch).
 //!
@@ -22,7 +23,6 @@ mod common;
 mod models;
 
 use std::error::Error;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use burn::data::dataloader::batcher::Batcher;
@@ -76,17 +76,17 @@ impl Plan {
     }
 }
 
-/// `--journal PATH`.
-fn journal_path() -> Result<PathBuf, Box<dyn Error>> {
-    let mut journal = PathBuf::from("patch_transformer.journal");
+/// `--storage URL`.
+fn storage_url() -> Result<String, Box<dyn Error>> {
+    let mut storage = String::from("patch_transformer.journal");
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--journal" => journal = args.next().ok_or("--journal needs a path")?.into(),
-            other => return Err(format!("unknown argument `{other}` (--journal PATH)").into()),
+            "--storage" => storage = args.next().ok_or("--storage needs a URL or a path")?,
+            other => return Err(format!("unknown argument `{other}` (--storage URL)").into()),
         }
     }
-    Ok(journal)
+    Ok(storage)
 }
 
 /// The accuracy of every member on `valid`, in batches, without autodiff.
@@ -114,7 +114,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     // Large tensors are freed and allocated every step: keep freed memory in the heap
     // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
     saturate::malloc::tune();
-    let journal = journal_path()?;
+    let storage = storage_url()?;
     let plan = Plan::new(std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1"));
     let (train, valid) = (
         FashionMnist::load(Split::Train)?,
@@ -151,7 +151,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 .with_n_warmup_steps(1)
                 .init()?,
         )
-        .storage(Arc::new(JournalStorage::open(&journal)?))
+        .storage(saturate::study::storage::open(&storage)?)
         .load_if_exists(true)
         .build()?;
     let config = RunConfig::new()
@@ -203,8 +203,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     print!("{summary}");
     println!("(a trial's value is its accuracy on the validation images)");
     println!(
-        "journal: {} (study \"patch_transformer\")",
-        journal.display()
+        "storage: {} (study \"patch_transformer\")",
+        saturate::study::storage::redact_url(&storage)
     );
     Ok(())
 }

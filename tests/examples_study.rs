@@ -86,7 +86,7 @@ fn numbers_after(text: &str, prefix: &str) -> Vec<f64> {
 #[test]
 fn ask_tell_writes_a_journal_optuna_loads() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run_example("ask_tell", &["--journal", "study.journal"], &[], dir.path());
+    let out = run_example("ask_tell", &["--storage", "study.journal"], &[], dir.path());
     let text = stdout(&out);
     let journal = dir.path().join("study.journal");
     let trials = journal_trials(&journal, "ask-tell");

@@ -108,6 +108,25 @@ fn spawn_child(mode: &str, journal: &Path) -> Child {
         .unwrap()
 }
 
+/// Waits until the child prints a line ending with `marker`, sends it SIGINT, and returns it
+/// with the rest of its output (read to its end).
+fn sigint_after(mut child: Child, marker: &str) -> (Child, Vec<String>) {
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        // libtest prints "test processes::child_worker ... " before the child's own output.
+        if line.unwrap().trim_end().ends_with(marker) {
+            break;
+        }
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rest = lines.map(Result::unwrap).collect();
+    (child, rest)
+}
+
 /// The interpreters of the Optuna venvs that `scripts/setup-python.sh` creates.
 fn pythons() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -218,20 +237,7 @@ fn sigint_marks_in_flight_trials_failed_and_leaves_a_loadable_journal() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("grouped.log");
     journal_study(&journal, None);
-    let mut child = spawn_child("sigint", &journal);
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        // libtest prints "test processes::child_worker ... " before the child's own output.
-        if line.unwrap().trim_end().ends_with("READY") {
-            break;
-        }
-    }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let (mut child, rest) = sigint_after(spawn_child("sigint", &journal), "READY");
     assert!(child.wait().unwrap().success(), "child output: {rest:?}");
     assert!(
         rest.iter().any(|l| l.contains("INTERRUPTED 3")),
@@ -261,25 +267,13 @@ fn sigint_after_the_run_ends_the_process_as_before() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("after.log");
     journal_study(&journal, None);
-    let mut child = spawn_child("after", &journal);
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        if line.unwrap().trim_end().ends_with("RAN") {
-            break;
-        }
-    }
     let started = std::time::Instant::now();
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let (mut child, rest) = sigint_after(spawn_child("after", &journal), "RAN");
     let status = child.wait().unwrap();
     assert_eq!(
         status.signal(),
         Some(2),
-        "the child was not ended by SIGINT ({status}, after {:?}); output: {rest:?}",
+        "the child was not ended by SIGINT ({status}, {:?} after it started); output: {rest:?}",
         started.elapsed()
     );
     assert!(!rest.iter().any(|l| l.contains("STILL ALIVE")), "{rest:?}");

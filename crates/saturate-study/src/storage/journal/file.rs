@@ -82,17 +82,24 @@ pub struct JournalFileBackend {
 }
 
 impl JournalFileBackend {
-    /// A backend on `path`; the file is created if missing.
+    /// A backend on `path`; the file is created if missing. An existing file is only
+    /// opened for reading here (a read-only journal can be read; a write to it fails with
+    /// [`StudyError::Io`] when it happens).
     pub fn new(path: impl Into<PathBuf>) -> Result<Self> {
         let path = path.into();
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|source| StudyError::Io {
-                path: path.clone(),
-                source,
-            })?;
+        let opened = if path.exists() {
+            File::open(&path).map(drop)
+        } else {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map(drop)
+        };
+        opened.map_err(|source| StudyError::Io {
+            path: path.clone(),
+            source,
+        })?;
         // The symlink lock points to the journal; an absolute target keeps it resolvable
         // (the stale-lock check follows it) whatever the working directory.
         let path = path.canonicalize().map_err(|source| StudyError::Io {

@@ -75,7 +75,7 @@ done
 
 bundle=$root/target/gpu-check
 # How the dry run builds (shared with scripts/test.sh, so the binaries are built once).
-dry_run_cargo="--config profile.dev.package.saturate.opt-level=0"
+dry_run_cargo="--config profile.dev.package.saturate.opt-level=0 --workspace --features saturate/wgpu"
 
 # The binaries of the check: the bench and three examples.
 targets=(training_step parity_check recommend_group_size study_bench)
@@ -233,9 +233,9 @@ if [ "$dry_run" = 1 ]; then
     # The dev profile with saturate's own code unoptimised (its dependencies stay optimised):
     # at opt-level 3 the four wgpu binaries took over 15 minutes to build on 2 cores, and the
     # dry run checks that everything runs, not how fast. scripts/test.sh builds the same way.
-    say "== building the binaries (dev profile, wgpu): cargo build $dry_run_cargo --features wgpu --bench training_step --example parity_check --example recommend_group_size --example study_bench"
+    say "== building the binaries (dev profile, wgpu): cargo build $dry_run_cargo --bench training_step --example parity_check --example recommend_group_size --example study_bench"
     bin=$out/bin
-    build_binaries "$bin" $dry_run_cargo --features wgpu
+    build_binaries "$bin" $dry_run_cargo
 fi
 bin=${bin:-$bundle}
 for name in "${targets[@]}"; do

@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
 # The project's test command (README "Test"): format, lints, tests, docs, the book.
+#
+# Build time dominates on a small machine, so every cargo call of a stage resolves the same
+# features (cargo rebuilds Burn and everything above it whenever the resolved feature set of a
+# shared dependency changes, e.g. between `-p saturate-vmap` and `--workspace`):
+#   - the NdArray stage: `--workspace` with the default features;
+#   - the wgpu stage: `--workspace --features saturate/wgpu` with saturate's own code at
+#     opt-level 0 (the same flags as scripts/gpu-check.sh's dry run, so it reuses the build).
+# Each step prints the minutes elapsed, so a slow step shows in the log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
+step() { printf '\n== test.sh [%dm%02ds] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*"; }
+
+step "setup: Python Optuna, the data, a Vulkan device, mdBook"
 if [ -x scripts/setup-python.sh ]; then
   scripts/setup-python.sh
 fi
@@ -11,14 +23,14 @@ scripts/setup-data.sh
 XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 export XDG_RUNTIME_DIR
 scripts/setup-vulkan.sh
+mdbook_dir="$(scripts/setup-book.sh)"
+PATH="$mdbook_dir:$PATH"
+
+step "format"
 cargo fmt --all -- --check
+step "clippy (NdArray)"
 cargo clippy --workspace --all-targets -- -D warnings
-# The wgpu-only targets (the cubecl test binary, the examples' wgpu backend).
-cargo clippy -p saturate-vmap --features wgpu --tests -- -D warnings
-# The CUDA build (library and the training-step bench's CUDA arm): no GPU here, but it must compile.
-cargo check -p saturate --features cuda,nvml --lib --bench training_step
-# Name the CPU's SIMD level in the log (the parity tests' premise: an exact NdArray recip).
-cargo test -p saturate-vmap --test main lane::simd_level -- --nocapture
+
 # A throwaway PostgreSQL on 127.0.0.1 for saturate-study's RDB tests, stopped when done.
 pg_state="$(mktemp -d)"
 trap 'scripts/setup-postgres.sh stop "$pg_state"' EXIT
@@ -28,26 +40,40 @@ export SATURATE_TEST_POSTGRES_URL
 # The parity tests append their worst difference to these files (scripts/parity-table.sh
 # makes the book's table from them).
 rm -f target/parity-ndarray.csv target/parity-wgpu.csv
+step "tests (NdArray)"
 SATURATE_PARITY_REPORT="$PWD/target/parity-ndarray.csv" cargo test --workspace
 scripts/setup-postgres.sh stop "$pg_state"
 trap - EXIT
-# The CubeCL path on wgpu (the Vulkan device was set up above): the parity suite on
-# Vmap<Wgpu>, then the examples built for wgpu and checked by the facade's tests (they assert
-# the backend they ran on).
-SATURATE_PARITY_REPORT="$PWD/target/parity-wgpu.csv" \
-  cargo test -p saturate-vmap --features wgpu --test cubecl
+# Name the CPU's SIMD level in the log (the parity tests' premise: an exact NdArray recip);
+# the workspace's test binaries are built already.
+cargo test --workspace --test main -- lane::simd_level --nocapture
+
+step "docs"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+mdbook build book
+
+# The CubeCL path on wgpu (the Vulkan device was set up above). One feature set for the
+# whole stage (see the top of this file).
+wgpu=(--config profile.dev.package.saturate.opt-level=0 --workspace --features saturate/wgpu)
+step "clippy (wgpu)"
+cargo clippy "${wgpu[@]}" --all-targets -- -D warnings
+step "tests (wgpu): the parity suite on Vmap<Wgpu>"
+SATURATE_PARITY_REPORT="$PWD/target/parity-wgpu.csv" cargo test "${wgpu[@]}" --test cubecl
 # wgpu's convolutions are grouped convolutions; the other CubeCL backends (CUDA, ROCm, Metal)
 # get the unfold + K-batched matmul: the convolution tests again under that lowering.
-SATURATE_CONV_LOWERING=gemm cargo test -p saturate-vmap --features wgpu --test cubecl -- conv cnn
-# The wgpu programs, built as the GPU check's dry run builds them (saturate's own code at
-# opt-level 0: the same artifacts), then the main job's and the study benchmark's short modes
-# and the dry run (tests/gpu_check.rs), one at a time (the dry run's build re-links binaries the
-# other two run).
-wgpu_build=(--config profile.dev.package.saturate.opt-level=0 --features wgpu)
-cargo build "${wgpu_build[@]}" --bench training_step --example parity_check \
+step "tests (wgpu): the convolutions under the unfold lowering"
+SATURATE_CONV_LOWERING=gemm cargo test "${wgpu[@]}" --test cubecl -- conv cnn
+# The wgpu programs, built as the GPU check's dry run builds them (the same artifacts), then
+# the main job's and the study benchmark's short modes and the dry run (tests/gpu_check.rs),
+# one at a time (they share the machine's two cores with lavapipe).
+step "tests (wgpu): the examples and the GPU check's dry run"
+cargo build "${wgpu[@]}" --bench training_step --example parity_check \
   --example recommend_group_size --example study_bench --example fashion_mnist
-cargo test "${wgpu_build[@]}" --test main -- --test-threads=1 \
+cargo test "${wgpu[@]}" --test main -- --test-threads=1 \
   examples_train::fashion_mnist examples_train::study_bench gpu_check
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
-scripts/setup-book.sh
-mdbook build book
+
+# The CUDA build (library and the training-step bench's CUDA arm): no GPU here, but it must
+# compile.
+step "check (CUDA)"
+cargo check -p saturate --features cuda,nvml --lib --bench training_step
+step "done"

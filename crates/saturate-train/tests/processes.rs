@@ -76,6 +76,16 @@ fn child_worker() {
             }
         }
         "after" => {
+            // "Before the run" is the default disposition here: a test harness started from a
+            // background job of a non-interactive shell inherits SIGINT ignored, and the run
+            // would then (rightly) restore "ignored".
+            #[cfg(unix)]
+            #[allow(unsafe_code)]
+            // SAFETY: setting a signal's disposition to the default, before any thread of
+            // this process could be handling it.
+            unsafe {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+            }
             let config = RunConfig::new().group_size(2).n_trials(2).progress(false);
             assert!(
                 config.handle_interrupt,

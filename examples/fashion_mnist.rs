@@ -228,27 +228,43 @@ impl GroupTask<Inner> for FashionTask {
 
 /// Command-line options: `--full`, `--storage URL` (a journal file path, `sqlite:///PATH` or
 /// `postgresql://...`).
-fn options() -> Result<(bool, String), Box<dyn Error>> {
+fn options() -> Result<(bool, String, Option<usize>), Box<dyn Error>> {
     let mut full = std::env::var_os(saturate::data::FULL_VAR).is_some_and(|v| v == "1");
     let mut storage = String::from("fashion_mnist.journal");
+    let mut per_group = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--full" => full = true,
             "--storage" => storage = args.next().ok_or("--storage needs a URL or a path")?,
+            "--max-trials-per-group" => {
+                let n = args
+                    .next()
+                    .ok_or("--max-trials-per-group needs a number (or `none`)")?;
+                per_group = Some(if n == "none" {
+                    usize::MAX
+                } else {
+                    n.parse()
+                        .map_err(|e| format!("--max-trials-per-group {n}: {e}"))?
+                });
+            }
             other => {
-                return Err(format!("unknown argument `{other}` (--full, --storage URL)").into())
+                return Err(format!(
+                    "unknown argument `{other}` (--full, --storage URL, \
+                     --max-trials-per-group N|none)"
+                )
+                .into())
             }
         }
     }
-    Ok((full, storage))
+    Ok((full, storage, per_group))
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     // Large tensors are freed and allocated every step: keep freed memory in the heap
     // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
     saturate::malloc::tune();
-    let (full, storage) = options()?;
+    let (full, storage, per_group) = options()?;
     let plan = Plan::from_env();
     let (train, valid) = if full {
         (
@@ -296,7 +312,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     // ANCHOR_END: study
 
     // ANCHOR: run
-    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(steps_per_epoch, plan.epochs));
+    let mut trainer_config = TrainerConfig::new(steps_per_epoch, plan.epochs);
+    if let Some(n) = per_group {
+        trainer_config = trainer_config.max_trials_per_group(n);
+    }
+    let mut trainer = GroupTrainer::new(task, trainer_config);
     let config = RunConfig::new()
         .group_size(plan.group_size)
         .n_trials(plan.trials);
@@ -312,6 +332,18 @@ fn main() -> Result<(), Box<dyn Error>> {
         occupancy.refilled,
         100.0 * occupancy.busy_fraction()
     );
+    // How the shared width was explored: trials per width over the whole study.
+    let mut widths = std::collections::BTreeMap::<i64, usize>::new();
+    for trial in study.trials(None)? {
+        if let Some(width) = trial.param("width").and_then(|w| w.as_f64()) {
+            *widths.entry(width as i64).or_default() += 1;
+        }
+    }
+    let widths: Vec<String> = widths
+        .iter()
+        .map(|(w, n)| format!("{w} ({n} trials)"))
+        .collect();
+    println!("widths tried: {}", widths.join(", "));
     println!("(a trial's value is its accuracy on the validation images)");
     println!(
         "storage: {} (study \"fashion_mnist\"; rerun to continue it, or open it with \

@@ -276,7 +276,10 @@ fn refill_run(refill: bool, seed: u64) -> (RunSummary, Occupancy) {
         .pruner(MedianPruner::default())
         .build()
         .unwrap();
-    let config = TrainerConfig::new(REFILL_STEPS_PER_EPOCH, REFILL_EPOCHS);
+    // Refill without the per-group trial limit: this measures what refill itself buys (one
+    // group kept full for the whole run); the limit's trade-off is scripts/bench-refill-limit.sh.
+    let config =
+        TrainerConfig::new(REFILL_STEPS_PER_EPOCH, REFILL_EPOCHS).max_trials_per_group(usize::MAX);
     // A first group of K trials completes before the measured run, the same in both arms, so
     // that the pruner has COMPLETE trials to compare with from the measured run's first epoch.
     // Without it, the first group's K members all complete at the same report and refill

@@ -56,4 +56,5 @@ pub use profile::{GpuSourceFactory, PROFILE_ATTR};
 pub use run::{run, Progress, RunConfig, RunSummary, TimeoutPolicy};
 pub use trainer::{
     run_trainer, GroupBackend, GroupTask, GroupTrainer, MemberHyper, Occupancy, TrainerConfig,
+    DEFAULT_TRIALS_PER_GROUP_FACTOR,
 };

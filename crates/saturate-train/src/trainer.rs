@@ -193,15 +193,29 @@ pub struct TrainerConfig {
     /// Give the slots freed by pruned, failed or finished members to new trials with the
     /// group's shared values (default on).
     pub refill: bool,
+    /// The most trials one group takes over its life, its first members and the ones refill
+    /// adds together. Once a group has taken this many, its freed slots stay empty and the
+    /// next group is asked with freshly sampled shared values, so shared values (widths,
+    /// depths) other than the first group's get explored. Default:
+    /// [`DEFAULT_TRIALS_PER_GROUP_FACTOR`] × the group size; `usize::MAX` lets refill keep
+    /// a group alive until the run's budget is spent (most busy slots, but one set of shared
+    /// values for the whole study when the budget is small).
+    pub max_trials_per_group: Option<usize>,
 }
 
+/// A group takes at most this many times its size in trials by default
+/// ([`TrainerConfig::max_trials_per_group`]).
+pub const DEFAULT_TRIALS_PER_GROUP_FACTOR: usize = 2;
+
 impl TrainerConfig {
-    /// `epochs` epochs of `steps_per_epoch` steps, refill on.
+    /// `epochs` epochs of `steps_per_epoch` steps, refill on, at most
+    /// [`DEFAULT_TRIALS_PER_GROUP_FACTOR`] × the group size trials per group.
     pub fn new(steps_per_epoch: usize, epochs: usize) -> Self {
         Self {
             steps_per_epoch,
             epochs,
             refill: true,
+            max_trials_per_group: None,
         }
     }
 
@@ -211,10 +225,27 @@ impl TrainerConfig {
         self
     }
 
+    /// The most trials one group takes, refilled ones included (at least 1; `usize::MAX`
+    /// for no limit). See [`TrainerConfig::max_trials_per_group`].
+    pub fn max_trials_per_group(mut self, trials: usize) -> Self {
+        self.max_trials_per_group = Some(trials);
+        self
+    }
+
+    /// The most trials a group of `group_size` takes.
+    pub fn trials_per_group(&self, group_size: usize) -> usize {
+        self.max_trials_per_group
+            .unwrap_or(group_size.saturating_mul(DEFAULT_TRIALS_PER_GROUP_FACTOR))
+    }
+
     fn check(&self) -> Result<()> {
         for (setting, value) in [
             ("steps_per_epoch", self.steps_per_epoch),
             ("epochs", self.epochs),
+            (
+                "max_trials_per_group",
+                self.max_trials_per_group.unwrap_or(1),
+            ),
         ] {
             if value == 0 {
                 return Err(TrainError::InvalidConfig {
@@ -329,6 +360,11 @@ impl<T> GroupTrainer<T> {
             GroupOptimizer::new(&self.task.optimizer(&shared, &hyper), group.members())?;
         let mut steps = vec![0usize; group.members()];
         let mut epochs = vec![0i64; group.members()];
+        // Trials this group may still take through refill.
+        let mut trials_left = self
+            .config
+            .trials_per_group(target)
+            .saturating_sub(group.members());
         loop {
             let mut vdevice = VmapDevice::new(device.clone(), group.members());
             for _ in 0..self.config.steps_per_epoch {
@@ -400,12 +436,13 @@ impl<T> GroupTrainer<T> {
                 after_done.iter().map(|&i| reported[i]).collect()
             };
             let keep = reported;
-            let free = target - keep.len();
+            let free = (target - keep.len()).min(trials_left);
             let refill = if self.config.refill && free > 0 {
                 group.state.claim(free)
             } else {
                 0
             };
+            trials_left -= refill;
             if keep.is_empty() && refill == 0 {
                 return Ok(Members::default());
             }

@@ -23,11 +23,11 @@ use saturate_study::prelude::*;
 use saturate_study::study::ObjectiveError;
 use saturate_train::{
     run_trainer, GroupBackend, GroupTask, GroupTrainer, MemberHyper, MemberScope, Members,
-    SharedScope, TrainerConfig, GROUP_ATTR,
+    SharedScope, TrainError, TrainerConfig, GROUP_ATTR,
 };
 use saturate_vmap::{member_data, member_values, stack_members, VmapDevice};
 
-use crate::common::{quiet, trials, PruneNumbers};
+use crate::common::{quiet, random_study, trials, PruneNumbers};
 
 type I = NdArray<f32>;
 type B = GroupBackend<I>;
@@ -420,7 +420,10 @@ fn a_group_whose_members_all_finish_together_refills_from_new_trials() {
         .build()
         .unwrap();
     let finals = Finals::default();
-    let mut trainer = GroupTrainer::new(regression(&finals), TrainerConfig::new(2, 1));
+    let mut trainer = GroupTrainer::new(
+        regression(&finals),
+        TrainerConfig::new(2, 1).max_trials_per_group(usize::MAX),
+    );
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(2, 5), &mut trainer, &Default::default()).unwrap();
     assert_eq!(
@@ -434,6 +437,73 @@ fn a_group_whose_members_all_finish_together_refills_from_new_trials() {
     assert!(all
         .iter()
         .all(|t| t.system_attrs[GROUP_ATTR] == all[0].system_attrs[GROUP_ATTR]));
+}
+
+/// K = 2, 7 trials, every member finishes after one epoch, the default limit of 2K = 4 trials
+/// per group: the first group takes trials 0-3 (two refilled) and ends although the budget has
+/// trials left; the second group is asked anew (its own shared value, sampled for it) and
+/// takes the other 3. With no limit, one group takes all 7.
+#[test]
+fn a_group_takes_at_most_twice_its_size_in_trials_by_default() {
+    for (config, groups) in [
+        (TrainerConfig::new(2, 1), vec![4, 3]),
+        (
+            TrainerConfig::new(2, 1).max_trials_per_group(3),
+            vec![3, 3, 1],
+        ),
+        (
+            TrainerConfig::new(2, 1).max_trials_per_group(usize::MAX),
+            vec![7],
+        ),
+    ] {
+        let study = random_study(8);
+        let finals = Finals::default();
+        let mut trainer = GroupTrainer::new(regression(&finals), config.clone());
+        let summary =
+            run_trainer::<I, _, _>(&study, &quiet(2, 7), &mut trainer, &Default::default())
+                .unwrap();
+        assert_eq!(
+            (summary.complete, summary.failed, summary.groups),
+            (7, 0, groups.len()),
+            "{config:?}: {:?}",
+            summary.group_errors
+        );
+        let all = trials(&study);
+        // Trials in number order, grouped by their group id: one run of numbers per group.
+        let mut sizes: Vec<usize> = Vec::new();
+        for (i, t) in all.iter().enumerate() {
+            if i == 0 || t.system_attrs[GROUP_ATTR] != all[i - 1].system_attrs[GROUP_ATTR] {
+                sizes.push(0);
+            }
+            *sizes.last_mut().unwrap() += 1;
+        }
+        assert_eq!(sizes, groups, "{config:?}");
+        assert_eq!(
+            trainer.occupancy().refilled,
+            groups.iter().map(|&n| n.saturating_sub(2)).sum::<usize>(),
+            "{config:?}"
+        );
+    }
+    // The limit counts trials: none is an error, not an empty group.
+    let study = random_study(8);
+    let finals = Finals::default();
+    let mut trainer = GroupTrainer::new(
+        regression(&finals),
+        TrainerConfig::new(2, 1).max_trials_per_group(0),
+    );
+    let err = run_trainer::<I, _, _>(&study, &quiet(2, 7), &mut trainer, &Default::default())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TrainError::InvalidConfig {
+                setting: "max_trials_per_group",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(trials(&study).is_empty());
 }
 
 /// K = 3, no refill (3 trials): member 1 trains with a learning rate of 1e30, its loss turns

@@ -228,10 +228,11 @@ impl GroupTask<Inner> for FashionTask {
 
 /// Command-line options: `--full`, `--storage URL` (a journal file path, `sqlite:///PATH` or
 /// `postgresql://...`).
-fn options() -> Result<(bool, String, Option<usize>), Box<dyn Error>> {
+fn options() -> Result<(bool, String, Option<usize>, u64), Box<dyn Error>> {
     let mut full = std::env::var_os(saturate::data::FULL_VAR).is_some_and(|v| v == "1");
     let mut storage = String::from("fashion_mnist.journal");
     let mut per_group = None;
+    let mut seed = 0;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -248,23 +249,27 @@ fn options() -> Result<(bool, String, Option<usize>), Box<dyn Error>> {
                         .map_err(|e| format!("--max-trials-per-group {n}: {e}"))?
                 });
             }
+            "--seed" => {
+                let n = args.next().ok_or("--seed needs a number")?;
+                seed = n.parse().map_err(|e| format!("--seed {n}: {e}"))?;
+            }
             other => {
                 return Err(format!(
                     "unknown argument `{other}` (--full, --storage URL, \
-                     --max-trials-per-group N|none)"
+                     --max-trials-per-group N|none, --seed N)"
                 )
                 .into())
             }
         }
     }
-    Ok((full, storage, per_group))
+    Ok((full, storage, per_group, seed))
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     // Large tensors are freed and allocated every step: keep freed memory in the heap
     // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
     saturate::malloc::tune();
-    let (full, storage, per_group) = options()?;
+    let (full, storage, per_group, seed) = options()?;
     let plan = Plan::from_env();
     let (train, valid) = if full {
         (
@@ -298,7 +303,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let study = DefaultStudy::builder()
         .name("fashion_mnist")
         .direction(StudyDirection::Maximize)
-        .sampler(TpeSampler::builder().seed(0).constant_liar(true).build())
+        .sampler(TpeSampler::builder().seed(seed).constant_liar(true).build())
         // Members are judged from their second epoch on, once 8 trials have finished.
         .pruner(
             MedianPrunerConfig::new()

@@ -6,7 +6,8 @@
 //! shapes, so one value per group); learning rate, momentum, weight decay and dropout are
 //! *member* hyperparameters (one value per trial, all trained as one batched model). TPE with
 //! constant liar keeps a group's members apart; the median pruner stops weak members after
-//! their second epoch, and refill gives their slots to new trials of the same width. The
+//! their second epoch, and refill gives their slots to new trials of the same width (up to 16
+//! trials per group; then the next group samples its own width). The
 //! study lives in a journal file that Python Optuna and optuna-dashboard read; rerunning the
 //! example continues the same study.
 //!
@@ -14,16 +15,18 @@
 //! 2,048 test images; `-- --full` or `SATURATE_FULL=1` for the full 60,000 / 10,000 from
 //! files, see saturate-data; `-- --storage URL` for another storage than
 //! `./fashion_mnist.journal`: a journal file path, `sqlite:///PATH` or `postgresql://...`). `SATURATE_SHORT=1` shrinks everything to a smoke test (512 / 256
-//! images, 6 trials in groups of 3, one epoch of 4 steps).
+//! images, 6 trials in groups of 3, one epoch of 4 steps). `-- --seed N` sets TPE's seed (0 by
+//! default); `-- --max-trials-per-group N|none` the most trials one group takes (16 by default:
+//! `TrainerConfig::max_trials_per_group`).
 //!
 //! The default run: widths 8, 12 or 16; 3 epochs of 48 steps of 64 images per member (about
 //! one pass over the shipped subset), each followed by validation on the 2,048 test images.
 //!
-//! Time on the 2-core development machine (AMD EPYC, AVX2; NdArray with saturate's host
-//! convolutions): the default run took 63 s in release on the idle machine (2026-12-01:
-//! 24 trials, 14 complete, 10 pruned, 16 members refilled, slots 88% busy, best validation
-//! accuracy 0.806); short mode about 20 s in `cargo test`'s build (optimised dependencies,
-//! debug assertions on).
+//! Time on a 2-core AMD EPYC (AVX-512; NdArray with saturate's host convolutions): the default
+//! run took 28.8 s in release on the idle machine (2026-12-03, commit 4558785, seed 0: 24
+//! trials in 2 groups, widths 12 and 16, 15 complete, 9 pruned, 8 members refilled, slots 88%
+//! busy, best validation accuracy 0.811; `scripts/bench-refill-limit.sh`); short mode a few
+//! seconds in `cargo test`'s build (optimised dependencies, debug assertions on).
 
 mod common;
 mod models;
@@ -226,9 +229,19 @@ impl GroupTask<Inner> for FashionTask {
 }
 // ANCHOR_END: task
 
-/// Command-line options: `--full`, `--storage URL` (a journal file path, `sqlite:///PATH` or
-/// `postgresql://...`).
-fn options() -> Result<(bool, String, Option<usize>, u64), Box<dyn Error>> {
+/// Command-line options.
+struct Options {
+    /// `--full`: the full Fashion-MNIST from files instead of the shipped subset.
+    full: bool,
+    /// `--storage URL`: a journal file path, `sqlite:///PATH` or `postgresql://...`.
+    storage: String,
+    /// `--max-trials-per-group N|none` (`none`: `usize::MAX`).
+    per_group: Option<usize>,
+    /// `--seed N`: TPE's seed.
+    seed: u64,
+}
+
+fn options() -> Result<Options, Box<dyn Error>> {
     let mut full = std::env::var_os(saturate::data::FULL_VAR).is_some_and(|v| v == "1");
     let mut storage = String::from("fashion_mnist.journal");
     let mut per_group = None;
@@ -262,14 +275,24 @@ fn options() -> Result<(bool, String, Option<usize>, u64), Box<dyn Error>> {
             }
         }
     }
-    Ok((full, storage, per_group, seed))
+    Ok(Options {
+        full,
+        storage,
+        per_group,
+        seed,
+    })
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     // Large tensors are freed and allocated every step: keep freed memory in the heap
     // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
     saturate::malloc::tune();
-    let (full, storage, per_group, seed) = options()?;
+    let Options {
+        full,
+        storage,
+        per_group,
+        seed,
+    } = options()?;
     let plan = Plan::from_env();
     let (train, valid) = if full {
         (

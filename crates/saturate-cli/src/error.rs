@@ -78,7 +78,8 @@ impl CliError {
                 | StudyError::CorruptJournal { .. }
                 | StudyError::LockTimeout { .. }
                 | StudyError::Database { .. }
-                | StudyError::UnsupportedSchema { .. },
+                | StudyError::UnsupportedSchema { .. }
+                | StudyError::MissingSchema { .. },
             ) => 3,
             CliError::Study(_) | CliError::Output(_) => 1,
         }

@@ -51,8 +51,9 @@ pub fn kind(url: &str) -> Result<StorageKind> {
     }
 }
 
-/// Opens the storage at `url`. A journal file must exist unless `create` (only the
-/// commands that write a new study create one).
+/// Opens the storage at `url`. A journal file, a SQLite file and a database's Optuna tables
+/// must exist unless `create` (only the commands that write a new study create them): a
+/// listing of a wrong or emptied database fails instead of creating an empty store there.
 pub fn open(url: &str, create: bool) -> Result<Arc<dyn Storage>> {
     match kind(url)? {
         StorageKind::Journal => {
@@ -70,7 +71,13 @@ pub fn open(url: &str, create: bool) -> Result<Arc<dyn Storage>> {
                     });
                 }
             }
-            Ok(saturate_study::storage::open(url)?)
+            if create {
+                Ok(saturate_study::storage::open(url)?)
+            } else {
+                Ok(Arc::new(
+                    saturate_study::storage::RdbStorage::open_existing(url)?,
+                ))
+            }
         }
     }
 }

@@ -213,3 +213,80 @@ fn rand_suffix() -> u64 {
         .unwrap()
         .subsec_nanos() as u64
 }
+
+/// Reading commands on a database without Optuna's tables (an empty SQLite file; a
+/// PostgreSQL database whose tables were dropped after use) fail with exit code 3 and say
+/// what to do, and create nothing there; `create-study` still creates the tables.
+#[test]
+fn reading_commands_never_create_tables_in_an_emptied_database() {
+    let reads: [&[&str]; 5] = [
+        &["studies"],
+        &["study-names"],
+        &["trials", "--study-name", "s"],
+        &["export", "--study-name", "s"],
+        &["storage", "upgrade"],
+    ];
+    let check = |storage: &Path| {
+        for args in reads {
+            let stderr = fails(storage, args, 3);
+            assert!(
+                stderr.contains("holds no Optuna study storage")
+                    && stderr.contains("missing tables: studies")
+                    && stderr.contains("create-study"),
+                "{args:?}: {stderr}"
+            );
+        }
+    };
+
+    // SQLite: an empty file is an empty database.
+    let dir = tempdir();
+    let db = dir.path().join("empty.db");
+    std::fs::write(&db, b"").unwrap();
+    let url = format!("sqlite:///{}", db.display());
+    check(Path::new(&url));
+    assert_eq!(
+        std::fs::metadata(&db).unwrap().len(),
+        0,
+        "no table was created in the file"
+    );
+    ok(Path::new(&url), &["create-study", "--study-name", "s"]);
+    assert_eq!(ok(Path::new(&url), &["study-names"]), "s\n");
+
+    // PostgreSQL: a database of its own, used, then its tables dropped.
+    let Some(server) = postgres_url() else {
+        return;
+    };
+    let name = format!("cli_dropped_{}", std::process::id());
+    let mut client = postgres::Client::connect(&server, postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .unwrap();
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    let url = format!("{}/{name}", &server[..server.rfind('/').unwrap()]);
+    let storage = Path::new(&url);
+    ok(storage, &["create-study", "--study-name", "s"]);
+    assert_eq!(ok(storage, &["study-names"]), "s\n");
+    let tables = |url: &str| -> i64 {
+        let mut db = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        db.query_one(
+            "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    assert!(tables(&url) > 0);
+    {
+        let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        db.batch_execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
+            .unwrap();
+    }
+    assert_eq!(tables(&url), 0);
+    check(storage);
+    assert_eq!(tables(&url), 0, "no table was created by a reading command");
+    client
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .unwrap();
+}

@@ -192,6 +192,20 @@ pub enum StudyError {
         /// The database's message.
         reason: String,
     },
+    /// The database lacks Optuna's tables where they must exist already
+    /// ([`RdbStorage::open_existing`](crate::storage::RdbStorage::open_existing): a
+    /// read-only command, say), so nothing was created.
+    #[error(
+        "`{url}` holds no Optuna study storage (missing tables: {missing}): check the URL's \
+         database name, or create a study there first (`saturate --storage URL create-study`, \
+         `optuna create-study`)"
+    )]
+    MissingSchema {
+        /// The URL, password redacted.
+        url: String,
+        /// The missing tables, comma-separated.
+        missing: String,
+    },
     /// The database holds an Optuna RDB schema that saturate does not know.
     #[error(
         "`{url}` has Optuna RDB schema {found}, saturate knows {expected}: migrate it with \

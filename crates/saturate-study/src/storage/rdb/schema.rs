@@ -228,6 +228,32 @@ fn existing_tables(tx: &mut Tx<'_>) -> Result<Vec<String>, DbError> {
         .collect())
 }
 
+/// The tables of Optuna's schema that the database lacks (all of them for an empty one).
+pub(crate) fn missing_tables(tx: &mut Tx<'_>) -> Result<Vec<&'static str>, DbError> {
+    let existing = existing_tables(tx)?;
+    Ok(TABLES
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| !existing.iter().any(|t| t == name))
+        .collect())
+}
+
+/// What an existing schema says (`(alembic revision, schema version)`), creating nothing.
+pub(crate) fn read_version(tx: &mut Tx<'_>) -> Result<(Option<String>, Option<i64>), DbError> {
+    let version = tx
+        .query(
+            "SELECT schema_version FROM version_info WHERE version_info_id = 1",
+            &[],
+        )?
+        .first()
+        .and_then(|r| r.first().and_then(SqlValue::int));
+    let revision = tx
+        .query("SELECT version_num FROM alembic_version", &[])?
+        .first()
+        .and_then(|r| r.first().and_then(|v| v.text().map(str::to_owned)));
+    Ok((revision, version))
+}
+
 /// Creates what is missing (as SQLAlchemy's `create_all` does), stamps a new database with
 /// schema version 12 and alembic revision `v3.2.0.a`, and returns what an existing one says
 /// (`(alembic revision, schema version)`).

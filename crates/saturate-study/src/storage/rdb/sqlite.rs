@@ -20,11 +20,18 @@ impl rusqlite::ToSql for SqlValue {
     }
 }
 
-/// Opens (creating) the file, or an in-memory database for `None`. Waits up to 60 s for
-/// another writer's lock, as SQLAlchemy's default timeout would not.
-pub(crate) fn open(path: Option<&Path>) -> Result<rusqlite::Connection, DbError> {
+/// Opens the file (creating it when `create`), or an in-memory database for `None`. Waits up
+/// to 60 s for another writer's lock, as SQLAlchemy's default timeout would not.
+pub(crate) fn open(path: Option<&Path>, create: bool) -> Result<rusqlite::Connection, DbError> {
+    use rusqlite::OpenFlags;
     let conn = match path {
-        Some(path) => rusqlite::Connection::open(path),
+        Some(path) if create => rusqlite::Connection::open(path),
+        Some(path) => rusqlite::Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        ),
         None => rusqlite::Connection::open_in_memory(),
     }
     .map_err(classify)?;

@@ -123,6 +123,21 @@ impl RdbStorage {
     /// [`StudyError::Database`] when the database cannot be reached,
     /// [`StudyError::UnsupportedSchema`] for a database of another Optuna schema version.
     pub fn open(url: &str) -> Result<Self> {
+        Self::connect(url, true)
+    }
+
+    /// Opens the database at `url` only if it already holds Optuna's tables, creating
+    /// nothing: for readers (a listing, an export) that must not turn a wrong or emptied
+    /// database into an empty study store.
+    ///
+    /// # Errors
+    /// As [`RdbStorage::open`], and [`StudyError::MissingSchema`] when Optuna's tables are
+    /// absent (a fresh database, another database name, or tables dropped since).
+    pub fn open_existing(url: &str) -> Result<Self> {
+        Self::connect(url, false)
+    }
+
+    fn connect(url: &str, create: bool) -> Result<Self> {
         let redacted = url::redact(url);
         let db_err = |e: DbError| StudyError::Database {
             url: redacted.clone(),
@@ -135,7 +150,7 @@ impl RdbStorage {
         };
         let conn = match parsed {
             RdbUrl::Sqlite(path) => {
-                Conn::Sqlite(super::sqlite::open(path.as_deref()).map_err(db_err)?)
+                Conn::Sqlite(super::sqlite::open(path.as_deref(), create).map_err(db_err)?)
             }
             RdbUrl::Postgres(pg) => {
                 Conn::Postgres(Box::new(super::pg::connect(&pg).map_err(db_err)?))
@@ -150,7 +165,18 @@ impl RdbStorage {
             }),
             heartbeat: None,
         };
-        let (revision, version) = storage.tx(true, |tx| Ok(schema::ensure(tx)?))?;
+        let (revision, version) = if create {
+            storage.tx(true, |tx| Ok(schema::ensure(tx)?))?
+        } else {
+            let missing = storage.tx(false, |tx| Ok(schema::missing_tables(tx)?))?;
+            if !missing.is_empty() {
+                return Err(StudyError::MissingSchema {
+                    url: storage.url.clone(),
+                    missing: missing.join(", "),
+                });
+            }
+            storage.tx(false, |tx| Ok(schema::read_version(tx)?))?
+        };
         let revision_ok = revision.as_deref().is_none_or(|r| r == ALEMBIC_REVISION);
         let version_ok = version.is_none_or(|v| v == SCHEMA_VERSION);
         if !(revision_ok && version_ok) {

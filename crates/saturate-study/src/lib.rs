@@ -59,8 +59,8 @@ pub mod prelude {
         ThresholdPrunerConfig, WilcoxonPruner, WilcoxonPrunerConfig,
     };
     pub use crate::samplers::{
-        CmaEsSampler, CmaEsSamplerConfig, GridSampler, GridSamplerConfig, QmcKind, QmcSampler,
-        QmcSamplerConfig, RandomSampler, RandomSamplerConfig, Sampler, TpeSampler,
+        CmaEsSampler, CmaEsSamplerConfig, GridSampler, GridSamplerConfig, OptunaDefaults, QmcKind,
+        QmcSampler, QmcSamplerConfig, RandomSampler, RandomSamplerConfig, Sampler, TpeSampler,
     };
     pub use crate::storage::{InMemoryStorage, JournalStorage, Storage};
     pub use crate::study::{DefaultStudy, FixedParams, Study, StudyBuilder};

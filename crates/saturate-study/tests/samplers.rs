@@ -527,3 +527,44 @@ fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
         );
     }
 }
+
+/// `optuna_defaults(V5_0)`: Optuna 5.0's TPE is multivariate with constant liar for one
+/// objective (a trial asked after the startup trials publishes its joint sample) and
+/// independent for several (nothing to publish); Optuna 4.9's defaults (saturate's) are
+/// independent for both. An explicit `multivariate(false)` after the preset wins.
+#[test]
+fn optuna_5_defaults_are_multivariate_with_constant_liar_for_one_objective() {
+    let publishes = |builder: saturate_study::samplers::TpeSamplerBuilder, objectives: usize| {
+        let study = DefaultStudy::builder()
+            .sampler(builder.seed(3).n_startup_trials(4).build())
+            .directions(vec![StudyDirection::Minimize; objectives])
+            .build()
+            .unwrap();
+        for _ in 0..6 {
+            let mut t = study.ask().unwrap();
+            let x = t.suggest_float("x", -10.0, 10.0).unwrap();
+            let y = t.suggest_float("y", -10.0, 10.0).unwrap();
+            study.tell(&t, &vec![x * x + y; objectives]).unwrap();
+        }
+        let mut t = study.ask().unwrap();
+        t.suggest_float("x", -10.0, 10.0).unwrap();
+        let stored = study.storage().get_trial(t.id()).unwrap();
+        stored.system_attrs.contains_key("tpe:relative_params:0")
+    };
+    use saturate_study::samplers::OptunaDefaults;
+    let v5 = || TpeSampler::builder().optuna_defaults(OptunaDefaults::V5_0);
+    assert!(publishes(v5(), 1), "Optuna 5.0, one objective");
+    assert!(!publishes(v5(), 2), "Optuna 5.0, two objectives");
+    assert!(
+        !publishes(v5().multivariate(false), 1),
+        "explicit option wins"
+    );
+    assert!(!publishes(TpeSampler::builder(), 1), "Optuna 4.9 (default)");
+    assert!(
+        !publishes(
+            TpeSampler::builder().optuna_defaults(OptunaDefaults::V4_9),
+            1
+        ),
+        "Optuna 4.9"
+    );
+}

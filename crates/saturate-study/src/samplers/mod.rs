@@ -18,4 +18,4 @@ pub use cmaes::{CmaEsSampler, CmaEsSamplerConfig};
 pub use grid::{GridSampler, GridSamplerConfig};
 pub use qmc::{QmcKind, QmcSampler, QmcSamplerConfig};
 pub use random::{RandomSampler, RandomSamplerConfig};
-pub use tpe::{default_gamma, hyperopt_gamma, TpeSampler, TpeSamplerBuilder};
+pub use tpe::{default_gamma, hyperopt_gamma, OptunaDefaults, TpeSampler, TpeSamplerBuilder};

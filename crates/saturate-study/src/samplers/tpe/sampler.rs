@@ -77,8 +77,23 @@ pub struct TpeSampler {
     settings: ParzenSettings,
     group: bool,
     constant_liar: bool,
+    /// Optuna 5.0's `multivariate=None`: decided by the study's number of objectives at its
+    /// first trial (multivariate for one objective, independent for several).
+    multivariate_auto: bool,
     /// Groups of the last inferred space (with `group`).
     groups: Vec<SearchSpace>,
+}
+
+/// Which Optuna release's TPE defaults a [`TpeSamplerBuilder`] starts from
+/// ([`TpeSamplerBuilder::optuna_defaults`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OptunaDefaults {
+    /// Optuna 4.9 (saturate's default): independent TPE, no constant liar.
+    #[default]
+    V4_9,
+    /// Optuna 5.0: multivariate TPE for single-objective studies (independent for
+    /// multi-objective ones, as Optuna 5.0 decides by the study) and constant liar.
+    V5_0,
 }
 
 impl std::fmt::Debug for TpeSampler {
@@ -89,6 +104,7 @@ impl std::fmt::Debug for TpeSampler {
             .field("settings", &self.settings)
             .field("group", &self.group)
             .field("constant_liar", &self.constant_liar)
+            .field("multivariate_auto", &self.multivariate_auto)
             .finish()
     }
 }
@@ -104,6 +120,7 @@ pub struct TpeSamplerBuilder {
     settings: ParzenSettings,
     group: bool,
     constant_liar: bool,
+    multivariate_auto: bool,
 }
 
 impl Default for TpeSamplerBuilder {
@@ -122,6 +139,7 @@ impl Default for TpeSamplerBuilder {
             },
             group: false,
             constant_liar: false,
+            multivariate_auto: false,
         }
     }
 }
@@ -170,6 +188,26 @@ impl TpeSamplerBuilder {
     /// Model the parameters jointly (false).
     pub fn multivariate(mut self, on: bool) -> Self {
         self.settings.multivariate = on;
+        self.multivariate_auto = false;
+        self
+    }
+    /// Start from the defaults of an Optuna release: `multivariate` and `constant_liar` take
+    /// that release's defaults (Optuna 5.0 made both default on; its `multivariate` follows
+    /// the study: on for one objective, off for several). The other defaults are the same in
+    /// both. Call it before the options it should not override.
+    pub fn optuna_defaults(mut self, version: OptunaDefaults) -> Self {
+        match version {
+            OptunaDefaults::V4_9 => {
+                self.settings.multivariate = false;
+                self.multivariate_auto = false;
+                self.constant_liar = false;
+            }
+            OptunaDefaults::V5_0 => {
+                self.settings.multivariate = false;
+                self.multivariate_auto = true;
+                self.constant_liar = true;
+            }
+        }
         self
     }
     /// With `multivariate`, model each group of parameters that always appear together
@@ -192,8 +230,9 @@ impl TpeSamplerBuilder {
             gamma: self.gamma,
             weights: self.weights,
             settings: self.settings,
-            group: self.group && self.settings.multivariate,
+            group: self.group && (self.settings.multivariate || self.multivariate_auto),
             constant_liar: self.constant_liar,
+            multivariate_auto: self.multivariate_auto,
             groups: Vec::new(),
         }
     }
@@ -436,6 +475,12 @@ impl Sampler for TpeSampler {
         study: &StudyView<'_>,
         _trial: &FrozenTrial,
     ) -> Result<SearchSpace> {
+        if self.multivariate_auto {
+            // Optuna 5.0: multivariate unless the study has several objectives (`group`
+            // needs it either way). A sampler serves one study, so once is enough.
+            self.settings.multivariate = self.group || study.directions().len() == 1;
+            self.multivariate_auto = false;
+        }
         if !self.settings.multivariate {
             return Ok(SearchSpace::new());
         }

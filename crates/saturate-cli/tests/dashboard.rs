@@ -120,17 +120,9 @@ fn dashboard_lists_and_opens_every_saturate_study_in_postgresql() {
         return;
     };
     // A database of its own: the dashboard lists every study in it.
-    let name = format!("cli_dashboard_{}", std::process::id());
-    let mut client = postgres::Client::connect(&server, postgres::NoTls).unwrap();
-    client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-        .unwrap();
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .unwrap();
-    let base = &server[..server.rfind('/').unwrap()];
+    let (mut client, name, url) = crate::rdb::fresh_database(&server, "cli_dashboard");
     // psycopg2 for SQLAlchemy (see rdb.rs); saturate takes the same URL.
-    let url = format!("{base}/{name}").replacen("postgresql://", "postgresql+psycopg2://", 1);
+    let url = url.replacen("postgresql://", "postgresql+psycopg2://", 1);
     let storage = saturate_study::storage::RdbStorage::open(&url).unwrap();
     let expected = write_studies(std::sync::Arc::new(storage));
     check(&venv, Path::new(&url), &expected);

@@ -190,6 +190,22 @@ fn postgresql_studies_round_trip_with_optuna_and_hide_the_password() {
     );
 }
 
+/// A new, empty database on the test server named `{prefix}_{pid}` (dropped first if a
+/// killed run left it): a client connected to the server (to drop it when done), its name
+/// and its URL.
+pub fn fresh_database(server: &str, prefix: &str) -> (postgres::Client, String, String) {
+    let name = format!("{prefix}_{}", std::process::id());
+    let mut client = postgres::Client::connect(server, postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .unwrap();
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    let url = format!("{}/{name}", &server[..server.rfind('/').unwrap()]);
+    (client, name, url)
+}
+
 /// The test server's URL; `None` (outside CI only, saying so) when there is none.
 pub fn postgres_url() -> Option<String> {
     match std::env::var("SATURATE_TEST_POSTGRES_URL") {
@@ -256,15 +272,7 @@ fn reading_commands_never_create_tables_in_an_emptied_database() {
     let Some(server) = postgres_url() else {
         return;
     };
-    let name = format!("cli_dropped_{}", std::process::id());
-    let mut client = postgres::Client::connect(&server, postgres::NoTls).unwrap();
-    client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-        .unwrap();
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .unwrap();
-    let url = format!("{}/{name}", &server[..server.rfind('/').unwrap()]);
+    let (mut client, name, url) = fresh_database(&server, "cli_dropped");
     let storage = Path::new(&url);
     ok(storage, &["create-study", "--study-name", "s"]);
     assert_eq!(ok(storage, &["study-names"]), "s\n");

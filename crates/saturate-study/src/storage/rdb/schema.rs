@@ -290,17 +290,7 @@ pub(crate) fn ensure(tx: &mut Tx<'_>) -> Result<(Option<String>, Option<i64>), D
             }
         }
     }
-    let version = tx
-        .query(
-            "SELECT schema_version FROM version_info WHERE version_info_id = 1",
-            &[],
-        )?
-        .first()
-        .and_then(|r| r.first().and_then(SqlValue::int));
-    let revision = tx
-        .query("SELECT version_num FROM alembic_version", &[])?
-        .first()
-        .and_then(|r| r.first().and_then(|v| v.text().map(str::to_owned)));
+    let (revision, version) = read_version(tx)?;
     if version.is_none() {
         tx.execute(
             "INSERT INTO version_info (version_info_id, schema_version, library_version) \

@@ -448,3 +448,80 @@ fn watch_refreshes_as_a_running_study_grows() {
         "each refresh clears the terminal"
     );
 }
+
+/// Runs `saturate --storage <journal> <args>` as a user without write permission on a
+/// mode-444 journal in a mode-555 directory: as `nobody` through `setpriv` when the tests run
+/// as root (root ignores permissions), as the current user otherwise.
+fn run_without_write_permission(journal: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0\n"))
+        .unwrap_or(false);
+    let mut command = if root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_saturate"));
+        c
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_saturate"))
+    };
+    command
+        .arg("--storage")
+        .arg(journal)
+        .args(args)
+        .env_remove("OPTUNA_STORAGE")
+        .output()
+        .expect("setpriv (util-linux) runs the binary")
+}
+
+/// The reading commands read a journal they may not write (Python Optuna reads one), and a
+/// writing command on it fails with the file named: the permissions do bite.
+#[test]
+fn reading_commands_read_a_journal_they_may_not_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    let shared = dir.path().join("ro");
+    std::fs::create_dir(&shared).unwrap();
+    let journal = shared.join("j.log");
+    write_journal(&journal);
+    let before = std::fs::read(&journal).unwrap();
+    std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // `dir` itself is 0700: let other users through to `ro`.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    for args in [
+        &["studies"][..],
+        &["study-names"],
+        &["trials", "--study-name", "single"],
+        &["best-trial", "--study-name", "single"],
+        &["export", "--study-name", "single"],
+    ] {
+        let out = run_without_write_permission(&journal, args);
+        assert!(
+            out.status.success(),
+            "saturate {args:?} on a read-only journal: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = run_without_write_permission(
+        &journal,
+        &[
+            "study",
+            "set-user-attr",
+            "--study-name",
+            "single",
+            "--key",
+            "k",
+            "--value",
+            "v",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("j.log"),
+        "a write to a read-only journal: {stderr}"
+    );
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

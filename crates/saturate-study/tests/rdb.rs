@@ -502,6 +502,85 @@ fn a_killed_workers_trial_fails_after_the_grace_period_and_is_retried_on_a_journ
     retry_after_kill(storage, "beats");
 }
 
+/// `ask_new` and `claim_waiting` (the group runner's asks) write each trial's first
+/// heartbeat with its start, so a worker killed before its heartbeat thread's first beat
+/// still leaves trials that go stale; `ask` (ask-and-tell, no heartbeat promised) does not.
+fn runner_asks_start_with_a_heartbeat(storage: Arc<dyn Storage>) {
+    let kind = format!("{storage:?}");
+    let kind = &kind[..kind.len().min(40)];
+    let study = study_on(storage.clone(), "first-beat");
+    let enqueued: FixedParams = [("x".to_string(), ParamValue::Float(0.5))].into();
+    study.enqueue(enqueued).unwrap();
+    let waiting = study.trials(Some(&[TrialState::Waiting])).unwrap()[0].trial_id;
+    let mut started: Vec<u64> = study
+        .ask_new(&vec![FixedParams::new(); 3])
+        .unwrap()
+        .iter()
+        .map(|t| t.id())
+        .collect();
+    started.extend(
+        study
+            .claim_waiting(&[waiting])
+            .unwrap()
+            .iter()
+            .map(|t| t.id()),
+    );
+    let plain = study.ask().unwrap().id();
+    assert_eq!(started.len(), 4, "{kind}");
+    assert!(
+        storage.stale_trial_ids(study.id()).unwrap().is_empty(),
+        "{kind}: fresh trials are not stale"
+    );
+    // Grace 1 s; SQLite's clock has whole seconds.
+    std::thread::sleep(Duration::from_millis(2500));
+    let mut stale = storage.stale_trial_ids(study.id()).unwrap();
+    stale.sort_unstable();
+    started.sort_unstable();
+    assert_eq!(
+        stale, started,
+        "{kind}: every runner trial is stale, the asked one ({plain}) not"
+    );
+}
+
+/// Heartbeats that no thread records, stale after one second.
+const NEVER_BEAT: Duration = Duration::from_secs(600);
+const ONE_SECOND: Option<Duration> = Some(Duration::from_secs(1));
+
+#[test]
+fn runner_trials_carry_their_first_heartbeat_on_sqlite() {
+    let dir = tempdir();
+    let url = sqlite_url(&dir.path().join("beat.db"));
+    runner_asks_start_with_a_heartbeat(Arc::new(
+        RdbStorage::open(&url)
+            .unwrap()
+            .with_heartbeat(NEVER_BEAT, ONE_SECOND, None)
+            .unwrap(),
+    ));
+}
+
+#[test]
+fn runner_trials_carry_their_first_heartbeat_on_postgres() {
+    let Some(url) = fresh_postgres() else { return };
+    runner_asks_start_with_a_heartbeat(Arc::new(
+        RdbStorage::open(&url)
+            .unwrap()
+            .with_heartbeat(NEVER_BEAT, ONE_SECOND, None)
+            .unwrap(),
+    ));
+}
+
+#[test]
+fn runner_trials_carry_their_first_heartbeat_on_a_journal() {
+    let dir = tempdir();
+    let path = dir.path().join("beat.log");
+    runner_asks_start_with_a_heartbeat(Arc::new(
+        JournalStorage::open(&path)
+            .unwrap()
+            .with_heartbeat(NEVER_BEAT, ONE_SECOND, None)
+            .unwrap(),
+    ));
+}
+
 #[test]
 fn heartbeat_arguments_are_checked() {
     let storage = RdbStorage::open("sqlite://").unwrap();

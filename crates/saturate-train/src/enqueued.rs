@@ -41,8 +41,19 @@ fn pinned(trial: &FrozenTrial) -> BTreeMap<String, Value> {
     values
 }
 
+/// The value a trial pins for `name` (see [`pinned`]), if any.
+pub(crate) fn pinned_value(trial: &FrozenTrial, name: &str) -> Option<Value> {
+    if let Some(param) = trial.params.get(name) {
+        return Some(param.value().to_json_value());
+    }
+    match trial.system_attrs.get("fixed_params") {
+        Some(Value::Object(fixed)) => fixed.get(name).cloned(),
+        _ => None,
+    }
+}
+
 /// Equal values; numbers by value (an enqueued `16` and a sampled `16.0` agree).
-fn same_value(a: &Value, b: &Value) -> bool {
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => x == y,
         _ => a == b,

@@ -82,6 +82,25 @@ pub enum TrainError {
         /// Why.
         reason: String,
     },
+    /// A WAITING trial that joined a group pins a value of a parameter the group samples as
+    /// shared, and the value differs from the group's. Groups match enqueued trials by the
+    /// shared names the study records (the first group of a study that suggests a shared
+    /// name records it); before then a group takes WAITING trials in order, and two of them
+    /// may disagree on a name nobody knew was shared. Nothing is replaced: the group fails
+    /// with this error, the names are recorded, and later groups keep such trials apart.
+    #[error(
+        "trial {trial} pins `{name}` = {pinned}, but its group samples `{name}` as shared and          has {group}: the study did not know `{name}` is shared when the group took the trial.          It knows now, and later groups match enqueued trials by it: enqueue the trial again,          or run with a retry callback (RetryFailedTrialCallback), which re-enqueues it"
+    )]
+    PinnedValueConflict {
+        /// The joining trial's number.
+        trial: u64,
+        /// The parameter's name.
+        name: String,
+        /// The value the trial pins.
+        pinned: String,
+        /// The group's value.
+        group: String,
+    },
     /// A group's profiler could not start
     /// ([`RunConfig::profile_gpu`](crate::RunConfig::profile_gpu)'s source failed to read).
     #[error(

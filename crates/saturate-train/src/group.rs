@@ -362,7 +362,12 @@ impl<'s, S: Study> GroupTrial<'s, S> {
 
     /// The names suggested as shared so far.
     pub(crate) fn shared_names(&self) -> impl Iterator<Item = &str> {
-        self.shared.keys().map(String::as_str)
+        // The scopes, not the values: a name whose suggestion failed (a pinned value that
+        // conflicts) is shared all the same.
+        self.scopes
+            .iter()
+            .filter(|(_, scope)| **scope == Scope::Shared)
+            .map(|(name, _)| name.as_str())
     }
 
     /// The shared values suggested so far, as fixed parameters for new trials.
@@ -621,6 +626,18 @@ impl<S: Study> SharedScope<'_, '_, S> {
             .split_first_mut()
             .expect("a group has at least one member");
         let value = first.suggest(name, distribution.clone())?;
+        for trial in rest.iter() {
+            if let Some(pinned) = crate::enqueued::pinned_value(trial.frozen(), name) {
+                if !crate::enqueued::same_value(&pinned, &value.to_json_value()) {
+                    return Err(TrainError::PinnedValueConflict {
+                        trial: trial.number(),
+                        name: name.into(),
+                        pinned: pinned.to_string(),
+                        group: value.to_string(),
+                    });
+                }
+            }
+        }
         for trial in rest {
             trial.record_param(name, distribution.clone(), &value)?;
         }

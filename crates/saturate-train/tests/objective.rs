@@ -579,3 +579,59 @@ fn enqueued_trials_join_groups_that_agree_on_their_shared_values() {
     assert_eq!(with_b.len(), 3);
     assert!(with_b.iter().all(|t| width(t) == 32.0));
 }
+
+/// Before any group of a study has recorded which names are shared, a group takes WAITING
+/// trials in order. When two of them pin different values of a name the group then samples
+/// as shared, nothing is replaced: the group fails with `PinnedValueConflict` naming the
+/// trial, the name and both values, and the names are recorded, so the same trials
+/// enqueued again train in separate groups.
+#[test]
+fn an_enqueued_shared_value_that_conflicts_fails_the_group_instead_of_being_replaced() {
+    let study = random_study(5);
+    let objective = |g: &mut saturate_train::GroupTrial<'_, DefaultStudy>| {
+        let width = g.shared().suggest_int("width", 8, 64)?;
+        let lr = g.member().suggest_float_log("lr", 1e-4, 1e-1)?;
+        Ok::<_, ObjectiveError>(lr.map(|lr| lr * width as f64))
+    };
+    let enqueue = |width: i64, lr: f64| {
+        use ParamValue::{Float, Int};
+        study
+            .enqueue(
+                [
+                    ("width".to_string(), Int(width)),
+                    ("lr".to_string(), Float(lr)),
+                ]
+                .into(),
+            )
+            .unwrap()
+    };
+    let (a, b) = (enqueue(16, 0.01), enqueue(32, 0.02));
+    let summary = run(&study, &quiet(2, 2), objective).unwrap();
+    assert_eq!((summary.failed, summary.complete), (2, 0));
+    let all = trials(&study);
+    let tb = all.iter().find(|t| t.number == b).unwrap();
+    let reason = tb.system_attrs["fail_reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("trial {b} pins `width` = 32")) && reason.contains("has 16"),
+        "{reason}"
+    );
+    assert!(
+        tb.param("width").is_none(),
+        "the pinned value was not replaced"
+    );
+    assert!(all
+        .iter()
+        .any(|t| t.number == a && t.state == TrialState::Fail));
+    assert_eq!(
+        study.system_attrs().unwrap()[saturate_train::SHARED_PARAMS_ATTR],
+        serde_json::json!(["width"])
+    );
+    // Enqueued again, they train apart.
+    let (a, b) = (enqueue(16, 0.01), enqueue(32, 0.02));
+    let summary = run(&study, &quiet(2, 4), objective).unwrap();
+    assert_eq!((summary.complete, summary.groups), (4, 2));
+    let all = trials(&study);
+    let group_of =
+        |n: u64| all.iter().find(|t| t.number == n).unwrap().system_attrs[GROUP_ATTR].clone();
+    assert_ne!(group_of(a), group_of(b));
+}

@@ -108,6 +108,45 @@ pub trait Storage: Send + Sync + Debug {
         Ok(Vec::new())
     }
 
+    /// [`create_new_trials`](Self::create_new_trials) for a worker that keeps the new
+    /// trials' heartbeats: with heartbeats on, every RUNNING trial created carries its first
+    /// heartbeat from the same write, so a worker killed right after this call leaves trials
+    /// that become stale after the grace period instead of RUNNING ones that no
+    /// [`fail_stale_trials`](crate::storage::fail_stale_trials) ever reaps. Without
+    /// heartbeats, the same as `create_new_trials`. The default records the heartbeats in
+    /// separate writes; the storages of this crate override it with one write.
+    fn create_new_trials_beating(
+        &self,
+        study_id: u64,
+        templates: &[Option<FrozenTrial>],
+    ) -> Result<Vec<u64>> {
+        let ids = self.create_new_trials(study_id, templates)?;
+        if self.heartbeat().is_some() {
+            for (&id, template) in ids.iter().zip(templates) {
+                if template
+                    .as_ref()
+                    .is_none_or(|t| t.state == crate::TrialState::Running)
+                {
+                    self.record_heartbeat(id)?;
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Moves a WAITING trial to RUNNING for a worker that keeps its heartbeat, with the first
+    /// heartbeat in the same write (see [`create_new_trials_beating`](
+    /// Self::create_new_trials_beating)). `Ok(false)` when the trial is no longer WAITING
+    /// (another worker claimed it first), as
+    /// [`set_trial_state_values`](Self::set_trial_state_values).
+    fn start_waiting_trial_beating(&self, trial_id: u64) -> Result<bool> {
+        let started = self.set_trial_state_values(trial_id, crate::TrialState::Running, None)?;
+        if started {
+            self.record_heartbeat(trial_id)?;
+        }
+        Ok(started)
+    }
+
     /// Creates one trial (see [`Storage::create_new_trials`]).
     fn create_new_trial(&self, study_id: u64, template: Option<FrozenTrial>) -> Result<u64> {
         Ok(self.create_new_trials(study_id, &[template])?[0])

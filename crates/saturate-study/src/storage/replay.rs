@@ -491,6 +491,63 @@ impl<T: OperationLog> Storage for T {
             .collect())
     }
 
+    fn create_new_trials_beating(
+        &self,
+        study_id: u64,
+        templates: &[Option<FrozenTrial>],
+    ) -> Result<Vec<u64>> {
+        if OperationLog::heartbeat(self).is_none() {
+            return self.create_new_trials(study_id, templates);
+        }
+        // The first heartbeat is a system attribute of the created trial: one operation.
+        let beat = Value::String(format_datetime(&now()));
+        let templates: Vec<Option<FrozenTrial>> = templates
+            .iter()
+            .map(|template| {
+                let mut trial = template.clone().unwrap_or_else(|| {
+                    let mut fresh = FrozenTrial::new(0, 0, TrialState::Running);
+                    fresh.datetime_start = Some(now());
+                    fresh
+                });
+                if trial.state == TrialState::Running {
+                    trial
+                        .system_attrs
+                        .insert(HEARTBEAT_ATTR.into(), beat.clone());
+                }
+                Some(trial)
+            })
+            .collect();
+        self.create_new_trials(study_id, &templates)
+    }
+
+    fn start_waiting_trial_beating(&self, trial_id: u64) -> Result<bool> {
+        let start = Operation::SetTrialStateValues {
+            trial_id,
+            state: TrialState::Running,
+            values: None,
+            datetime: Some(now()),
+        };
+        if OperationLog::heartbeat(self).is_none() {
+            return self.write_accepted(start);
+        }
+        // One write: a worker killed after it leaves a trial whose heartbeat goes stale. When
+        // the start is rejected (another worker claimed the trial), the beat lands on that
+        // worker's live trial, or is rejected with it when the trial is finished.
+        let applied = self.write(vec![
+            start,
+            Operation::SetTrialAttr {
+                trial_id,
+                system: true,
+                key: HEARTBEAT_ATTR.into(),
+                value: Json::from_value(&Value::String(format_datetime(&now()))),
+            },
+        ])?;
+        match applied.first() {
+            Some(Applied::Accepted(accepted)) => Ok(*accepted),
+            other => unreachable!("a state update applied as {other:?}"),
+        }
+    }
+
     fn set_trial_param(
         &self,
         trial_id: u64,

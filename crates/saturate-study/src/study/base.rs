@@ -82,11 +82,15 @@ pub trait Study {
     /// Starts the WAITING trials `trial_ids`, in that order, and returns those this call
     /// claimed: a trial another worker claimed first (or that is no longer WAITING) is left
     /// out. For callers that choose which enqueued trials to run together (the group runner
-    /// matches them by their shared parameters).
+    /// matches them by their shared parameters). When the storage has heartbeats, each
+    /// claimed trial's first heartbeat is written with its start
+    /// ([`Storage::start_waiting_trial_beating`](crate::storage::Storage::start_waiting_trial_beating)):
+    /// the caller must keep beating for it, or other workers fail it as stale.
     fn claim_waiting(&self, trial_ids: &[u64]) -> Result<Vec<Trial>>;
     /// Starts new trials, one per entry of `fixed`, in one storage write, like
     /// [`ask_batch`](Self::ask_batch) but never claiming an enqueued trial, even for an empty
-    /// map.
+    /// map. When the storage has heartbeats, the new trials carry their first heartbeat from
+    /// the same write, as in [`claim_waiting`](Self::claim_waiting).
     fn ask_new(&self, fixed: &[FixedParams]) -> Result<Vec<Trial>>;
     /// The trials in number order, optionally only those in `states`.
     fn trials(&self, states: Option<&[TrialState]>) -> Result<Vec<Arc<FrozenTrial>>>;

@@ -216,7 +216,8 @@ impl DefaultStudy {
         self.core.view()
     }
 
-    /// `ask_batch` (`claim`: empty maps claim enqueued trials first) and `ask_new` (not).
+    /// `ask_batch` (`claim`: empty maps claim enqueued trials first) and `ask_new` (not;
+    /// the new trials carry their first heartbeat when the storage has heartbeats).
     fn ask_slots(&self, fixed: &[FixedParams], claim: bool) -> Result<Vec<Trial>> {
         let storage = &self.core.storage;
         let wanted_plain = if claim {
@@ -260,7 +261,13 @@ impl DefaultStudy {
         let created = if templates.is_empty() {
             Vec::new()
         } else {
-            storage.create_new_trials(self.core.study_id, &templates)?
+            if claim {
+                storage.create_new_trials(self.core.study_id, &templates)?
+            } else {
+                // `ask_new` is the group runner's: it keeps the trials' heartbeats, and the
+                // first one is written with the trials.
+                storage.create_new_trials_beating(self.core.study_id, &templates)?
+            }
         };
         slots
             .into_iter()
@@ -326,11 +333,7 @@ impl Study for DefaultStudy {
         let mut claimed = Vec::with_capacity(trial_ids.len());
         for &trial_id in trial_ids {
             // `false`: another worker claimed it first, or it is not WAITING.
-            if self
-                .core
-                .storage
-                .set_trial_state_values(trial_id, TrialState::Running, None)?
-            {
+            if self.core.storage.start_waiting_trial_beating(trial_id)? {
                 claimed.push(trial_id);
             }
         }

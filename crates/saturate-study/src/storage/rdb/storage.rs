@@ -682,64 +682,29 @@ impl Storage for RdbStorage {
         study_id: u64,
         templates: &[Option<FrozenTrial>],
     ) -> Result<Vec<u64>> {
+        self.tx(true, |tx| create_trials(tx, study_id, templates))
+    }
+
+    fn create_new_trials_beating(
+        &self,
+        study_id: u64,
+        templates: &[Option<FrozenTrial>],
+    ) -> Result<Vec<u64>> {
+        if self.heartbeat.is_none() {
+            return self.create_new_trials(study_id, templates);
+        }
         self.tx(true, |tx| {
-            // Optuna: "This lock is necessary because the trial creation is not an atomic
-            // operation and the calculation of trial.number is prone to race conditions."
-            let study = study_exists(tx, study_id, true)?;
-            let mut ids = Vec::with_capacity(templates.len());
-            for template in templates {
-                let (state, start, complete) = match template {
-                    None => (TrialState::Running, Some(now_utc()), None),
-                    Some(t) => (
-                        t.state,
-                        t.datetime_start.map(to_db_time),
-                        t.datetime_complete.map(to_db_time),
-                    ),
-                };
-                let id = tx.insert(
-                    "INSERT INTO trials (number, study_id, state, datetime_start, \
-                     datetime_complete) VALUES (NULL, ?, ?, ?, ?)",
-                    &[
-                        study.into(),
-                        schema::state_name(state).into(),
-                        start.into(),
-                        complete.into(),
-                    ],
-                    "trial_id",
-                )?;
-                if let Some(t) = template {
-                    if let Some(values) = &t.values {
-                        for (objective, value) in values.iter().enumerate() {
-                            upsert_value(tx, id, objective, *value)?;
-                        }
-                    }
-                    for (name, param) in &t.params {
-                        upsert_param(tx, id, name, param.internal, &param.distribution)?;
-                    }
-                    for (key, value) in &t.user_attrs {
-                        upsert_attr(tx, "trial_user_attributes", "trial_id", id, key, value)?;
-                    }
-                    for (key, value) in &t.system_attrs {
-                        upsert_attr(tx, "trial_system_attributes", "trial_id", id, key, value)?;
-                    }
-                    for (step, value) in &t.intermediate_values {
-                        upsert_intermediate(tx, id, *step, *value)?;
-                    }
+            let ids = create_trials(tx, study_id, templates)?;
+            for (&id, template) in ids.iter().zip(templates) {
+                if template
+                    .as_ref()
+                    .is_none_or(|t| t.state == TrialState::Running)
+                {
+                    beat(
+                        tx,
+                        db_id(id).ok_or(StudyError::UnknownTrial { trial_id: id })?,
+                    )?;
                 }
-                // `TrialModel.count_past_trials`.
-                let number = tx
-                    .query(
-                        "SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id < ?",
-                        &[study.into(), id.into()],
-                    )?
-                    .first()
-                    .and_then(|r| col(r, 0).int())
-                    .ok_or_else(|| corrupt("trial count"))?;
-                tx.execute(
-                    "UPDATE trials SET number = ? WHERE trial_id = ?",
-                    &[number.into(), id.into()],
-                )?;
-                ids.push(sid(id));
             }
             Ok(ids)
         })
@@ -777,39 +742,18 @@ impl Storage for RdbStorage {
         values: Option<&[f64]>,
     ) -> Result<bool> {
         self.tx(true, |tx| {
-            let (id, current) = trial_state(tx, trial_id, true)?;
-            if current.is_finished() {
-                return Err(StudyError::TrialFinished {
-                    trial_id,
-                    state: current,
-                }
-                .into());
+            set_state_values(tx, trial_id, state, values).map(|set| set.is_some())
+        })
+    }
+
+    fn start_waiting_trial_beating(&self, trial_id: u64) -> Result<bool> {
+        let beating = self.heartbeat.is_some();
+        self.tx(true, |tx| {
+            let started = set_state_values(tx, trial_id, TrialState::Running, None)?;
+            if let (Some(id), true) = (started, beating) {
+                beat(tx, id)?;
             }
-            if state == TrialState::Running && current != TrialState::Waiting {
-                return Ok(false);
-            }
-            if let Some(values) = values {
-                for (objective, value) in values.iter().enumerate() {
-                    upsert_value(tx, id, objective, *value)?;
-                }
-            }
-            tx.execute(
-                "UPDATE trials SET state = ? WHERE trial_id = ?",
-                &[schema::state_name(state).into(), id.into()],
-            )?;
-            if state == TrialState::Running {
-                tx.execute(
-                    "UPDATE trials SET datetime_start = ? WHERE trial_id = ?",
-                    &[SqlValue::Time(now_utc()), id.into()],
-                )?;
-            }
-            if state.is_finished() {
-                tx.execute(
-                    "UPDATE trials SET datetime_complete = ? WHERE trial_id = ?",
-                    &[SqlValue::Time(now_utc()), id.into()],
-                )?;
-            }
-            Ok(true)
+            Ok(started.is_some())
         })
     }
 
@@ -875,20 +819,7 @@ impl Storage for RdbStorage {
     fn record_heartbeat(&self, trial_id: u64) -> Result<()> {
         self.tx(true, |tx| {
             let id = db_id(trial_id).ok_or(StudyError::UnknownTrial { trial_id })?;
-            let now = tx.dialect().now();
-            let updated = tx.execute(
-                &format!("UPDATE trial_heartbeats SET heartbeat = {now} WHERE trial_id = ?"),
-                &[id.into()],
-            )?;
-            if updated == 0 {
-                tx.execute(
-                    &format!(
-                        "INSERT INTO trial_heartbeats (trial_id, heartbeat) VALUES (?, {now})"
-                    ),
-                    &[id.into()],
-                )?;
-            }
-            Ok(())
+            beat(tx, id)
         })
     }
 
@@ -925,4 +856,131 @@ impl Storage for RdbStorage {
                 .collect())
         })
     }
+}
+
+/// Creates trials in an open transaction (see [`Storage::create_new_trials`]).
+fn create_trials(
+    tx: &mut Tx<'_>,
+    study_id: u64,
+    templates: &[Option<FrozenTrial>],
+) -> TxResult<Vec<u64>> {
+    // Optuna: "This lock is necessary because the trial creation is not an atomic
+    // operation and the calculation of trial.number is prone to race conditions."
+    let study = study_exists(tx, study_id, true)?;
+    let mut ids = Vec::with_capacity(templates.len());
+    for template in templates {
+        let (state, start, complete) = match template {
+            None => (TrialState::Running, Some(now_utc()), None),
+            Some(t) => (
+                t.state,
+                t.datetime_start.map(to_db_time),
+                t.datetime_complete.map(to_db_time),
+            ),
+        };
+        let id = tx.insert(
+            "INSERT INTO trials (number, study_id, state, datetime_start, \
+                 datetime_complete) VALUES (NULL, ?, ?, ?, ?)",
+            &[
+                study.into(),
+                schema::state_name(state).into(),
+                start.into(),
+                complete.into(),
+            ],
+            "trial_id",
+        )?;
+        if let Some(t) = template {
+            if let Some(values) = &t.values {
+                for (objective, value) in values.iter().enumerate() {
+                    upsert_value(tx, id, objective, *value)?;
+                }
+            }
+            for (name, param) in &t.params {
+                upsert_param(tx, id, name, param.internal, &param.distribution)?;
+            }
+            for (key, value) in &t.user_attrs {
+                upsert_attr(tx, "trial_user_attributes", "trial_id", id, key, value)?;
+            }
+            for (key, value) in &t.system_attrs {
+                upsert_attr(tx, "trial_system_attributes", "trial_id", id, key, value)?;
+            }
+            for (step, value) in &t.intermediate_values {
+                upsert_intermediate(tx, id, *step, *value)?;
+            }
+        }
+        // `TrialModel.count_past_trials`.
+        let number = tx
+            .query(
+                "SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id < ?",
+                &[study.into(), id.into()],
+            )?
+            .first()
+            .and_then(|r| col(r, 0).int())
+            .ok_or_else(|| corrupt("trial count"))?;
+        tx.execute(
+            "UPDATE trials SET number = ? WHERE trial_id = ?",
+            &[number.into(), id.into()],
+        )?;
+        ids.push(sid(id));
+    }
+    Ok(ids)
+}
+
+/// Records a heartbeat of trial `id` (a database id) in an open transaction.
+fn beat(tx: &mut Tx<'_>, id: i64) -> TxResult<()> {
+    let now = tx.dialect().now();
+    let updated = tx.execute(
+        &format!("UPDATE trial_heartbeats SET heartbeat = {now} WHERE trial_id = ?"),
+        &[id.into()],
+    )?;
+    if updated == 0 {
+        tx.execute(
+            &format!("INSERT INTO trial_heartbeats (trial_id, heartbeat) VALUES (?, {now})"),
+            &[id.into()],
+        )?;
+    }
+    Ok(())
+}
+
+/// Sets a trial's state and values in an open transaction (see
+/// [`Storage::set_trial_state_values`]); the trial's database id when it was set, `None`
+/// when RUNNING was asked for a trial that is not WAITING.
+fn set_state_values(
+    tx: &mut Tx<'_>,
+    trial_id: u64,
+    state: TrialState,
+    values: Option<&[f64]>,
+) -> TxResult<Option<i64>> {
+    let (id, current) = trial_state(tx, trial_id, true)?;
+    if current.is_finished() {
+        return Err(StudyError::TrialFinished {
+            trial_id,
+            state: current,
+        }
+        .into());
+    }
+    if state == TrialState::Running && current != TrialState::Waiting {
+        return Ok(None);
+    }
+    if let Some(values) = values {
+        for (objective, value) in values.iter().enumerate() {
+            upsert_value(tx, id, objective, *value)?;
+        }
+    }
+    tx.execute(
+        "UPDATE trials SET state = ? WHERE trial_id = ?",
+        &[schema::state_name(state).into(), id.into()],
+    )?;
+    if state == TrialState::Running {
+        tx.execute(
+            "UPDATE trials SET datetime_start = ? WHERE trial_id = ?",
+            &[SqlValue::Time(now_utc()), id.into()],
+        )?;
+    }
+    if state.is_finished() {
+        tx.execute(
+            "UPDATE trials SET datetime_complete = ? WHERE trial_id = ?",
+            &[SqlValue::Time(now_utc()), id.into()],
+        )?;
+    }
+    Ok(Some(id))
 }

@@ -172,6 +172,35 @@ where
     /// [`OptimError::Vmap`] for an empty list, an index out of range or a repeated index.
     pub fn retain(&mut self, indices: &[usize]) -> Result<(), OptimError> {
         check_indices(indices, self.members)?;
+        self.gather(indices);
+        Ok(())
+    }
+
+    /// Member `i` becomes a copy of member `indices[i]` (an index may repeat): its moments,
+    /// momentum buffers, step count and hyperparameters. Call it with the indices given to
+    /// the group's [`Batched::select`] (population-based training's *exploit*); a copy then
+    /// continues exactly as its source would with the same gradients and learning rate.
+    /// [`retain`](Self::retain) is the special case without repetition.
+    ///
+    /// # Errors
+    /// [`OptimError::Vmap`] for an empty list or an index out of range.
+    pub fn select(&mut self, indices: &[usize]) -> Result<(), OptimError> {
+        if indices.is_empty() {
+            return Err(VmapError::NoMembers.into());
+        }
+        if let Some(&index) = indices.iter().find(|&&i| i >= self.members) {
+            return Err(VmapError::MemberOutOfRange {
+                index,
+                members: self.members,
+            }
+            .into());
+        }
+        self.gather(indices);
+        Ok(())
+    }
+
+    /// Gathers the members `indices` (checked by the caller).
+    fn gather(&mut self, indices: &[usize]) {
         self.rule.retain(indices);
         if let Some(c) = &mut self.clipping {
             c.retain(indices);
@@ -181,7 +210,6 @@ where
             .map(|(id, state)| (id, state.retain(indices)))
             .collect();
         self.members = indices.len();
-        Ok(())
     }
 
     /// Appends `members` new members with fresh state (step 0, zero moments) and the

@@ -219,6 +219,39 @@ impl<M> Batched<M> {
         })
     }
 
+    /// A group whose member `i` is a copy of this group's member `indices[i]`; an index may
+    /// repeat (population-based training's *exploit*: a weak member becomes a copy of a
+    /// strong one). Every parameter and running state (BatchNorm statistics, per-member
+    /// dropout probabilities) is gathered along the member axis on the device: no member
+    /// leaves the group's tensors, and a copy continues exactly as its source would (with the
+    /// same inputs and hyperparameters). [`retain`](Self::retain) is the special case without
+    /// repetition. Pair it with `GroupOptimizer::select` (saturate-optim) for the optimizer
+    /// state.
+    ///
+    /// # Errors
+    /// [`VmapError::MemberOutOfRange`] for a bad index; [`VmapError::NoMembers`] for an empty
+    /// list.
+    pub fn select<B>(self, indices: &[usize]) -> Result<Self, VmapError>
+    where
+        B: VmapBackend,
+        M: DeepCopy<B>,
+    {
+        if indices.is_empty() {
+            return Err(VmapError::NoMembers);
+        }
+        if let Some(&index) = indices.iter().find(|&&i| i >= self.members) {
+            return Err(VmapError::MemberOutOfRange {
+                index,
+                members: self.members,
+            });
+        }
+        let module = self.module.deep_copy().map(&mut SelectMembers { indices });
+        Ok(Self {
+            module,
+            members: indices.len(),
+        })
+    }
+
     /// Appends the members of `other` after this group's (e.g. refill the slots of pruned
     /// members with fresh configurations).
     ///

@@ -84,17 +84,22 @@ pub(crate) fn cat_members<I: Backend, K: Kind<I>>(
 /// The members `indices` (in that order) of a float tensor of the inner backend `I`, as a
 /// group of `indices.len()` members. A shared (unbatched) tensor stays shared.
 ///
-/// This is the member selection behind `Batched::retain`, for crates that keep per-member
-/// state of their own (saturate-optim selects its optimizer state with it).
+/// An index may repeat (the member is copied). This is the member selection behind
+/// `Batched::retain` and `Batched::select`, for crates that keep per-member state of their
+/// own (saturate-optim selects its optimizer state with it).
 ///
 /// # Errors
-/// [`VmapError::MemberOutOfRange`] if an index is not below the tensor's member count,
-/// [`VmapError::DuplicateMember`] if an index appears twice.
+/// [`VmapError::MemberOutOfRange`] if an index is not below the tensor's member count.
 pub fn select_float_members<I: Backend>(
     tensor: VmapTensor<FloatTensor<I>>,
     indices: &[usize],
 ) -> Result<VmapTensor<FloatTensor<I>>, VmapError> {
-    check_indices(indices, tensor.members)?;
+    if let Some(&index) = indices.iter().find(|&&i| i >= tensor.members) {
+        return Err(VmapError::MemberOutOfRange {
+            index,
+            members: tensor.members,
+        });
+    }
     Ok(keep_members::<I, FloatKind>(tensor, indices))
 }
 

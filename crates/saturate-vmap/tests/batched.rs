@@ -430,6 +430,67 @@ fn retain_errors() {
     assert_eq!(group.retain(&[]).unwrap_err(), VmapError::NoMembers);
 }
 
+/// `select` with repetition: each slot is a copy of its source member's parameters and
+/// BatchNorm running statistics; a copy and its source, fed the same input afterwards, give
+/// the same outputs and the same new statistics, bit for bit.
+#[test]
+fn select_copies_members_with_their_running_statistics() {
+    let group = trained_batch_norm_group();
+    let stats = |g: &Batched<BatchNorm<G>>| -> Vec<(Vec<f32>, Vec<f32>)> {
+        member_data(g.running_mean.value_sync())
+            .iter()
+            .map(values)
+            .zip(member_data(g.running_var.value_sync()).iter().map(values))
+            .collect()
+    };
+    let before = stats(&group);
+    let sources = [2, 0, 2, 2];
+    let copied = group.clone().select(&sources).unwrap();
+    assert_eq!(copied.members(), 4);
+    let after = stats(&copied);
+    for (slot, &source) in sources.iter().enumerate() {
+        assert_eq!(
+            after[slot], before[source],
+            "slot {slot} <- member {source}"
+        );
+    }
+    // One more training forward, the same input for a copy and its source: the same output
+    // and the same updated statistics.
+    let one = VmapDevice::new(inner_device(), 1);
+    let x = |k: usize| Tensor::<G, 3>::from_data(input(60 + k as u64, &[6, 4, 5]), &one);
+    let out = member_data(
+        copied.forward(stack_members(sources.iter().map(|&s| x(s)).collect()).unwrap()),
+    );
+    let reference = member_data(group.forward(stack_members((0..3).map(x).collect()).unwrap()));
+    let (after, reference_stats) = (stats(&copied), stats(&group));
+    for (slot, &source) in sources.iter().enumerate() {
+        assert_eq!(values(&out[slot]), values(&reference[source]));
+        assert_eq!(after[slot], reference_stats[source]);
+    }
+    // The net of parameters too: a Net group's copies equal their sources.
+    let net: Batched<Net<G>> = Batched::init(3, &inner_device(), Net::new).unwrap();
+    let params = group_params(&*net);
+    let copied = net.select(&[1, 1, 0]).unwrap();
+    let got = group_params(&*copied);
+    for (slot, source) in [1, 1, 0].into_iter().enumerate() {
+        assert!(snaps_equal(&got[slot], &params[source]));
+    }
+}
+
+#[test]
+fn select_errors() {
+    let group: Batched<Linear<G>> =
+        Batched::init(3, &inner_device(), |d| LinearConfig::new(2, 2).init(d)).unwrap();
+    assert_eq!(
+        group.clone().select(&[1, 3]).unwrap_err(),
+        VmapError::MemberOutOfRange {
+            index: 3,
+            members: 3
+        }
+    );
+    assert_eq!(group.select(&[]).unwrap_err(), VmapError::NoMembers);
+}
+
 #[test]
 fn extend_appends_members() {
     let a: Batched<Net<G>> = Batched::init(2, &inner_device(), Net::new).unwrap();

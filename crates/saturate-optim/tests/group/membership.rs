@@ -1,5 +1,5 @@
-//! `retain` and `extend`: survivors continue exactly; a member added at step 20 trains as a
-//! fresh independent run started there.
+//! `retain`, `select` and `extend`: survivors and copies continue exactly; a member added at
+//! step 20 trains as a fresh independent run started there.
 
 use burn::optim::Optimizer;
 use saturate_optim::{GroupOptimizer, HyperParam, UpdateRule};
@@ -39,6 +39,45 @@ fn after_retain_survivors_continue_exactly() {
         burn_adam(k).init()
     });
     retain_case("AdamW", adamw_config().init(K).unwrap(), |k| {
+        burn_adamw(k).init()
+    });
+}
+
+/// Population-based training's exploit: after 20 steps member 0 becomes a copy of member 3
+/// and member 2 of member 1 (`Batched::select` + `GroupOptimizer::select`, indices
+/// repeated); with their donors' learning rates from then on, every copy continues bit for
+/// bit as its donor's own 50-step run.
+fn select_case<R: UpdateRule, O: Optimizer<Mlp<RB>, RB>>(
+    what: &str,
+    mut optim: GroupOptimizer<R, Mlp<GB>, GB>,
+    reference: impl Fn(usize) -> O,
+) {
+    let donors = [3, 1, 1, 3];
+    let group = init_group(K);
+    let initial = group_params(&group);
+    let models = references(&group);
+    let group = train_group(group, &mut optim, 0..SPLIT, |_| LR.to_vec());
+    let group = group.select(&donors).unwrap();
+    optim.select(&donors).unwrap();
+    assert_eq!(optim.members(), donors.len());
+    let group = train_group(group, &mut optim, SPLIT..STEPS, |_| {
+        donors.iter().map(|&k| LR[k]).collect()
+    });
+    let got = group_params(&group);
+    for (slot, &k) in donors.iter().enumerate() {
+        let model = models[k].clone();
+        let model = train_reference(model, &mut reference(k), 0..STEPS, |_| LR[k]);
+        assert_member_matches(what, k, &got[slot], &model, &initial[k]);
+    }
+}
+
+#[test]
+fn after_select_a_copied_member_continues_exactly_as_its_donor() {
+    select_case("SGD", sgd_config().init(K).unwrap(), |k| burn_sgd(k).init());
+    select_case("Adam", adam_config().init(K).unwrap(), |k| {
+        burn_adam(k).init()
+    });
+    select_case("AdamW", adamw_config().init(K).unwrap(), |k| {
         burn_adamw(k).init()
     });
 }

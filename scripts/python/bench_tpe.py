@@ -62,7 +62,26 @@ def mixed(t):
     return (x - 3) ** 2 + (y + 1) ** 2 + {"a": 0.0, "b": 1.0, "c": 2.0}[c]
 
 
-FUNCTIONS = {"sphere-5d": sphere, "rosenbrock-5d": rosenbrock, "branin": branin, "hartmann-6": hartmann6, "mixed": mixed}
+def styblinski_tang(t):
+    xs = [t.suggest_float(f"x{i}", -5, 5) for i in range(10)]
+    return sum(x**4 - 16 * x * x + 5 * x for x in xs) / 2
+
+
+def conditional(t):
+    lr = t.suggest_float("lr", 1e-5, 1.0, log=True)
+    width = t.suggest_int("width", 4, 512, log=True)
+    optimizer = t.suggest_categorical("optimizer", ["sgd", "adam"])
+    if optimizer == "sgd":
+        momentum = t.suggest_float("momentum", 0.0, 0.99)
+        best_lr, extra = 1e-1, 4 * (momentum - 0.9) ** 2 + 0.2
+    else:
+        beta = t.suggest_float("beta1", 0.5, 0.999)
+        best_lr, extra = 1e-3, 4 * (beta - 0.9) ** 2
+    return (math.log10(lr) - math.log10(best_lr)) ** 2 + (math.log2(width) - 7) ** 2 / 4 + extra
+
+
+FUNCTIONS = {"sphere-5d": sphere, "rosenbrock-5d": rosenbrock, "branin": branin, "hartmann-6": hartmann6, "mixed": mixed,
+             "styblinski-tang-10d": styblinski_tang, "conditional": conditional}
 
 if __name__ == "__main__":
     n_seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 10

@@ -1,0 +1,3 @@
+//! Shared by the benchmarks of this crate.
+
+pub mod functions;

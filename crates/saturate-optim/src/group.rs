@@ -212,6 +212,34 @@ where
         self.members = indices.len();
     }
 
+    /// Replaces every member's hyperparameters with those of `config` (its per-member lists
+    /// have one value per member), keeping the state: moments, momentum buffers and step
+    /// counts go on. Population-based training's *explore* step uses it after
+    /// [`select`](Self::select).
+    ///
+    /// # Errors
+    /// As the config's `init`; [`OptimError::Incompatible`] if a setting shared by all members
+    /// (Nesterov, AMSGrad, cautious weight decay, the kind of clipping) differs from the
+    /// group's: the state's layout depends on them.
+    pub fn set_config(&mut self, config: &R::Config) -> Result<(), OptimError> {
+        let rule = R::resolve(config, self.members)?;
+        let clipping = R::clipping(config)
+            .map(|c| c.resolve(self.members))
+            .transpose()?;
+        // `append` checks the settings shared by all members; the probe is thrown away.
+        let mut probe = self.rule.clone();
+        probe.append(rule.clone())?;
+        GradientClipping::append(
+            self.clipping.clone(),
+            self.members,
+            clipping.clone(),
+            self.members,
+        )?;
+        self.rule = rule;
+        self.clipping = clipping;
+        Ok(())
+    }
+
     /// Appends `members` new members with fresh state (step 0, zero moments) and the
     /// hyperparameters of `config` (its per-member lists have `members` values): call it with
     /// the group's [`Batched::extend`]. A new member trains exactly as a fresh optimizer would.

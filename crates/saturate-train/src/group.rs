@@ -205,6 +205,17 @@ impl<'s, S: Study> GroupTrial<'s, S> {
     /// # Errors
     /// As [`report`](Self::report).
     pub fn report_steps(&mut self, steps: &[i64], values: &Members<f64>) -> Result<Vec<usize>> {
+        self.report_steps_pruning(steps, values, true)
+    }
+
+    /// [`report_steps`](Self::report_steps), asking the pruner only when `prune`
+    /// (population-based training replaces weak members instead of pruning them).
+    pub(crate) fn report_steps_pruning(
+        &mut self,
+        steps: &[i64],
+        values: &Members<f64>,
+        prune: bool,
+    ) -> Result<Vec<usize>> {
         for (what, got) in [("values", values.len()), ("steps", steps.len())] {
             if got != self.trials.len() {
                 return Err(TrainError::WrongMemberCount {
@@ -233,7 +244,7 @@ impl<'s, S: Study> GroupTrial<'s, S> {
             if value.is_nan() {
                 continue;
             }
-            if single && self.trials[index].should_prune()? {
+            if prune && single && self.trials[index].should_prune()? {
                 continue;
             }
             keep.push(index);
@@ -333,6 +344,11 @@ impl<'s, S: Study> GroupTrial<'s, S> {
         self.drop_finished();
         self.state.progress_changed();
         Ok(keep)
+    }
+
+    /// The trial of member `index`.
+    pub(crate) fn trial(&self, index: usize) -> &Trial {
+        &self.trials[index]
     }
 
     /// Adds trials to the group (refill): the group's shared values are recorded on them.

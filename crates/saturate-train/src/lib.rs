@@ -42,6 +42,7 @@ mod error;
 mod group;
 mod interrupt;
 mod members;
+pub mod pbt;
 mod profile;
 mod run;
 mod trainer;
@@ -52,6 +53,7 @@ pub use group::{
     GroupTrial, MemberOutcome, MemberScope, SharedScope, GROUP_ATTR, STOPPED_ATTR, WORKER_ATTR,
 };
 pub use members::{MemberValues, Members};
+pub use pbt::PbtConfig;
 pub use profile::{GpuSourceFactory, PROFILE_ATTR};
 pub use run::{run, Progress, RunConfig, RunSummary, TimeoutPolicy};
 pub use trainer::{

@@ -7,6 +7,7 @@ use burn::module::AutodiffModule;
 use burn::optim::GradientsParams;
 use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
+use rand::rngs::StdRng;
 use saturate_optim::{GroupOptimizer, UpdateRule};
 use saturate_study::study::ObjectiveError;
 use saturate_study::Study;
@@ -15,6 +16,7 @@ use saturate_vmap::{member_values, Batched, Vmap, VmapDevice};
 use crate::error::{Result, TrainError};
 use crate::group::{GroupTrial, MemberScope, SharedScope};
 use crate::members::Members;
+use crate::pbt::PbtConfig;
 use crate::run::{run, RunConfig, RunSummary};
 
 /// The backend a [`GroupTask`] trains on: autodiff over the member-axis decorator over `I`.
@@ -201,6 +203,9 @@ pub struct TrainerConfig {
     /// a group alive until the run's budget is spent (most busy slots, but one set of shared
     /// values for the whole study when the budget is small).
     pub max_trials_per_group: Option<usize>,
+    /// Population-based training instead of refill and pruning (`None`, the default: off).
+    /// See [`TrainerConfig::pbt`].
+    pub pbt: Option<PbtConfig>,
 }
 
 /// A group takes at most this many times its size in trials by default
@@ -216,7 +221,21 @@ impl TrainerConfig {
             epochs,
             refill: true,
             max_trials_per_group: None,
+            pbt: None,
         }
+    }
+
+    /// Trains each group with population-based training: the group's members train for the
+    /// whole budget (`epochs`), reporting every epoch without pruning, and every
+    /// `perturbation_interval` epochs the bottom quantile copies the top quantile's weights
+    /// and optimizer state (a gather on the device) and explores its hyperparameters. Refill
+    /// and the pruner are not used; a member that fails (a NaN loss or value) is replaced by a
+    /// copy of a top member at the end of the epoch. Each constant-hyperparameter segment of
+    /// a member is a trial (see [`crate::pbt`]); these trials do not count toward the run's
+    /// `n_trials`, which counts the group's first members.
+    pub fn pbt(mut self, config: PbtConfig) -> Self {
+        self.pbt = Some(config);
+        self
     }
 
     /// Turns refill on or off.
@@ -254,6 +273,9 @@ impl TrainerConfig {
                 });
             }
         }
+        if let Some(pbt) = &self.pbt {
+            pbt.check()?;
+        }
         Ok(())
     }
 }
@@ -271,6 +293,8 @@ pub struct Occupancy {
     pub batches: usize,
     /// Members that joined running groups through refill.
     pub refilled: usize,
+    /// Members that became copies of others (population-based training's exploit).
+    pub exploits: usize,
 }
 
 impl Occupancy {
@@ -295,6 +319,8 @@ pub struct GroupTrainer<T> {
     config: TrainerConfig,
     group_size: usize,
     occupancy: Occupancy,
+    /// Population-based training's draws (made from the config's seed on first use).
+    pbt_rng: Option<StdRng>,
 }
 
 impl<T> GroupTrainer<T> {
@@ -305,6 +331,7 @@ impl<T> GroupTrainer<T> {
             config,
             group_size: 0,
             occupancy: Occupancy::default(),
+            pbt_rng: None,
         }
     }
 
@@ -350,6 +377,9 @@ impl<T> GroupTrainer<T> {
         let target = group.members();
         self.group_size = self.group_size.max(target);
         let shared = self.task.suggest_shared(&mut group.shared())?;
+        if let Some(pbt) = &self.config.pbt {
+            check_pbt(pbt, group)?;
+        }
         let mut hyper = self.task.suggest_members(&shared, &mut group.member())?;
         hyper.check(group.members())?;
         let first = VmapDevice::new(device.clone(), group.members());
@@ -413,12 +443,14 @@ impl<T> GroupTrainer<T> {
                 epochs = keep.iter().map(|&i| epochs[i]).collect();
                 vdevice = VmapDevice::new(device.clone(), keep.len());
             }
+            let mut last_metric = Members::default();
             let reported = if group.members() == 0 {
                 Vec::new()
             } else {
                 let metric = self.task.evaluate(&model, &vdevice, &hyper)?;
                 epochs.iter_mut().for_each(|e| *e += 1);
-                let reported = match group.report_steps(&epochs, &metric) {
+                let prune = self.config.pbt.is_none();
+                let reported = match group.report_steps_pruning(&epochs, &metric, prune) {
                     Ok(keep) => keep,
                     Err(TrainError::GroupFinished { .. }) => Vec::new(),
                     Err(e) => return Err(e.into()),
@@ -433,11 +465,13 @@ impl<T> GroupTrainer<T> {
                 } else {
                     group.complete_members(&done, &done_values)?
                 };
-                after_done.iter().map(|&i| reported[i]).collect()
+                let kept: Vec<usize> = after_done.iter().map(|&i| reported[i]).collect();
+                last_metric = kept.iter().map(|&i| metric[i]).collect();
+                kept
             };
             let keep = reported;
             let free = (target - keep.len()).min(trials_left);
-            let refill = if self.config.refill && free > 0 {
+            let refill = if self.config.refill && self.config.pbt.is_none() && free > 0 {
                 group.state.claim(free)
             } else {
                 0
@@ -459,6 +493,29 @@ impl<T> GroupTrainer<T> {
                     steps = keep.iter().map(|&i| steps[i]).collect();
                     epochs = keep.iter().map(|&i| epochs[i]).collect();
                 }
+            }
+            if let Some(pbt) = &self.config.pbt {
+                let due = epochs
+                    .first()
+                    .is_some_and(|&e| (e as usize).is_multiple_of(pbt.perturbation_interval));
+                if due || group.members() < target {
+                    let rng = self.pbt_rng.get_or_insert_with(|| pbt.rng());
+                    let plan = plan_exploit(pbt, group, &last_metric, target, due, rng);
+                    if !plan.is_empty() {
+                        let order =
+                            exploit::<I, S, T>(&mut self.task, pbt, group, &shared, &plan, rng)?;
+                        model = model.select::<GroupBackend<I>>(&order.indices)?;
+                        optim.select(&order.indices)?;
+                        hyper.retain(&order.survivors);
+                        hyper.extend(order.hyper)?;
+                        optim.set_config(&self.task.optimizer(&shared, &hyper))?;
+                        steps = order.indices.iter().map(|&i| steps[i]).collect();
+                        epochs = order.indices.iter().map(|&i| epochs[i]).collect();
+                        self.occupancy.exploits += plan.len();
+                        log::debug!("group {}: {} exploit(s)", group.group_id(), plan.len());
+                    }
+                }
+                continue;
             }
             if refill > 0 {
                 let first = group.members();
@@ -490,6 +547,147 @@ impl<T> GroupTrainer<T> {
             }
         }
     }
+}
+
+/// PBT needs one objective (to rank members) and explores member hyperparameters only.
+fn check_pbt<S: Study>(pbt: &PbtConfig, group: &GroupTrial<'_, S>) -> Result<()> {
+    if group.study().directions().len() != 1 {
+        return Err(TrainError::InvalidConfig {
+            setting: "pbt",
+            reason: "population-based training ranks members by one objective; the study \
+                     has several"
+                .into(),
+        });
+    }
+    if let Some(name) = group
+        .shared_names()
+        .find(|name| pbt.hyperparam_mutations.contains_key(*name))
+    {
+        return Err(TrainError::InvalidConfig {
+            setting: "pbt.hyperparam_mutations",
+            reason: format!(
+                "`{name}` is a shared parameter (one value for the whole group, it may change \
+                 shapes): only member hyperparameters can be explored"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `(member, donor)` pairs of one exploit step over the group's current members, whose
+/// values of this epoch are `values`: the bottom quantile when `due`, and a donor for every
+/// empty slot up to `target` (a member that failed), marked by `member == usize::MAX`.
+fn plan_exploit<S: Study>(
+    pbt: &PbtConfig,
+    group: &GroupTrial<'_, S>,
+    values: &Members<f64>,
+    target: usize,
+    due: bool,
+    rng: &mut StdRng,
+) -> Vec<(usize, usize)> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let direction = group.study().directions()[0];
+    let mut plan = if due {
+        crate::pbt::exploit_plan(values, direction, pbt.quantile_fraction, rng)
+    } else {
+        Vec::new()
+    };
+    for _ in group.members()..target {
+        let donor = crate::pbt::top_donor(values, direction, pbt.quantile_fraction, rng);
+        plan.push((usize::MAX, donor));
+    }
+    plan
+}
+
+/// The group after an exploit step: member `i` is a copy of old member `indices[i]`; the
+/// first `survivors.len()` are the members that went on, the others new trials whose member
+/// hyperparameters are `hyper`.
+struct ExploitOrder {
+    indices: Vec<usize>,
+    survivors: Vec<usize>,
+    hyper: MemberHyper,
+}
+
+/// Ends the weak members' trials (COMPLETE with their last value), starts one trial per copy
+/// with the donor's parameters explored, and returns the new member order.
+fn exploit<I, S, T>(
+    task: &mut T,
+    pbt: &PbtConfig,
+    group: &mut GroupTrial<'_, S>,
+    shared: &T::Shared,
+    plan: &[(usize, usize)],
+    rng: &mut StdRng,
+) -> core::result::Result<ExploitOrder, ObjectiveError>
+where
+    I: Backend,
+    S: Study,
+    T: GroupTask<I>,
+{
+    use crate::pbt::{GENERATION_ATTR, PARENT_ATTR, START_STEP_ATTR};
+    // The donors' parameters and lineage, read before any member leaves.
+    let mut fixed = Vec::with_capacity(plan.len());
+    let mut attrs = Vec::with_capacity(plan.len());
+    for &(_, donor) in plan {
+        let trial = group.trial(donor);
+        let mut params = trial.params();
+        for (name, distribution) in &pbt.hyperparam_mutations {
+            if let Some(value) = params.get(name) {
+                let explored = crate::pbt::explore(value, distribution, pbt, rng)?;
+                params.insert(name.clone(), explored);
+            }
+        }
+        let generation = trial
+            .frozen()
+            .system_attrs
+            .get(GENERATION_ATTR)
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0);
+        let start = trial.frozen().last_step().map_or(0, |(step, _)| step);
+        attrs.push((trial.number(), generation + 1, start));
+        fixed.push(params);
+    }
+    let weak: Vec<usize> = plan
+        .iter()
+        .map(|&(member, _)| member)
+        .filter(|&m| m != usize::MAX)
+        .collect();
+    let survivors: Vec<usize> = if weak.is_empty() {
+        (0..group.members()).collect()
+    } else {
+        let values: Members<f64> = weak
+            .iter()
+            .map(|&m| {
+                group
+                    .trial(m)
+                    .frozen()
+                    .last_step()
+                    .map_or(f64::NAN, |(_, v)| v)
+            })
+            .collect();
+        group.complete_members(&weak, &values)?
+    };
+    let mut trials = group.study().ask_new(&fixed)?;
+    for (trial, &(parent, generation, start)) in trials.iter_mut().zip(&attrs) {
+        trial.set_system_attr(PARENT_ATTR, parent)?;
+        trial.set_system_attr(GENERATION_ATTR, generation)?;
+        trial.set_system_attr(START_STEP_ATTR, start)?;
+    }
+    let first = group.members();
+    group.add_trials(trials)?;
+    let hyper = task.suggest_members(shared, &mut group.member_from(first))?;
+    hyper.check(plan.len())?;
+    let indices = survivors
+        .iter()
+        .copied()
+        .chain(plan.iter().map(|&(_, donor)| donor))
+        .collect();
+    Ok(ExploitOrder {
+        indices,
+        survivors,
+        hyper,
+    })
 }
 
 /// Runs a study whose groups are trained by `trainer` (see [`run`] for budgets, failures and

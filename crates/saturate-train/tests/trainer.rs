@@ -593,3 +593,181 @@ fn a_task_error_fails_its_group_and_the_run_goes_on() {
     }
     assert!(all[2..].iter().all(|t| t.state == TrialState::Complete));
 }
+
+/// Population-based training settings of the PBT tests: `lr` explores within the task's
+/// distribution, an exploit step every 2 epochs.
+fn pbt_config(seed: u64) -> saturate_train::PbtConfig {
+    use saturate_study::distributions::{Distribution, FloatDistribution};
+    saturate_train::PbtConfig::new(2)
+        .with_mutation(
+            "lr",
+            Distribution::Float(FloatDistribution::new(1e-2, 2e-1, true, None).unwrap()),
+        )
+        .with_seed(seed)
+}
+
+fn system_i64(t: &FrozenTrial, key: &str) -> Option<i64> {
+    t.system_attrs.get(key).and_then(|v| v.as_i64())
+}
+
+/// K = 4, 6 epochs of 2 steps, an exploit step after epochs 2 and 4 with a quantile of 1/4:
+/// each time the worst member's trial ends COMPLETE with its last value and a new trial
+/// continues from a copy of a best member, with that member's parameters and an explored
+/// learning rate; it reports from the next epoch on. The pruner (the default median pruner)
+/// is not asked, so nothing is pruned, and the population stays 4 to the end.
+#[test]
+fn pbt_replaces_the_worst_member_by_an_explored_copy_of_a_best_one() {
+    use saturate_train::pbt::{lineage, GENERATION_ATTR, PARENT_ATTR, START_STEP_ATTR};
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(21)))
+        .build()
+        .unwrap();
+    let finals = Finals::default();
+    let mut trainer = GroupTrainer::new(
+        regression(&finals),
+        TrainerConfig::new(2, 6).pbt(pbt_config(0)),
+    );
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
+    assert!(
+        summary.group_errors.is_empty(),
+        "{:?}",
+        summary.group_errors
+    );
+    assert_eq!(trainer.occupancy().exploits, 2);
+    let all = trials(&study);
+    assert_eq!(all.len(), 6, "4 first members and 2 copies");
+    assert!(all.iter().all(|t| t.state == TrialState::Complete));
+    let by_number = |n: u64| all.iter().find(|t| t.number == n).unwrap();
+    let last_step = |t: &FrozenTrial| t.last_step().unwrap().0;
+    let first_step = |t: &FrozenTrial| *t.intermediate_values.keys().next().unwrap();
+    let children: Vec<&FrozenTrial> = all
+        .iter()
+        .map(|t| &**t)
+        .filter(|t| t.system_attrs.contains_key(PARENT_ATTR))
+        .collect();
+    assert_eq!(children.len(), 2);
+    let mut starts = Vec::new();
+    for child in &children {
+        let parent = by_number(system_i64(child, PARENT_ATTR).unwrap() as u64);
+        let start = system_i64(child, START_STEP_ATTR).unwrap();
+        starts.push(start);
+        assert_eq!(
+            system_i64(child, GENERATION_ATTR).unwrap(),
+            system_i64(parent, GENERATION_ATTR).unwrap_or(0) + 1
+        );
+        assert_eq!(
+            first_step(child),
+            start + 1,
+            "it reports from the next epoch on"
+        );
+        // The donor's parameters, the learning rate explored inside its distribution.
+        for name in ["width", "momentum", "seed"] {
+            assert_eq!(child.param(name), parent.param(name), "{name}");
+        }
+        let (lr, parent_lr) = (
+            child.param("lr").unwrap().as_f64().unwrap(),
+            parent.param("lr").unwrap().as_f64().unwrap(),
+        );
+        assert!((1e-2..=2e-1).contains(&lr), "{lr}");
+        assert_ne!(lr, parent_lr, "explored");
+        // The donor was among the best at that epoch: one worse member ended there.
+        let ended: Vec<&FrozenTrial> = all
+            .iter()
+            .map(|t| &**t)
+            .filter(|t| !t.system_attrs.contains_key(PARENT_ATTR) || t.number != child.number)
+            .filter(|t| last_step(t) == start && t.number != parent.number)
+            .collect();
+        assert_eq!(ended.len(), 1, "one member ends where the copy starts");
+        let weak = ended[0];
+        let value_at = |t: &FrozenTrial| t.intermediate_values[&start];
+        assert!(
+            value_at(weak) > value_at(parent),
+            "the worse one exploits (MSE: lower is better)"
+        );
+        assert_eq!(weak.values, Some(vec![value_at(weak)]));
+    }
+    starts.sort_unstable();
+    assert_eq!(starts, vec![2, 4]);
+    // Four members train to the end, each with a lineage that covers epochs 0 to 6.
+    let finishers: Vec<&FrozenTrial> = all
+        .iter()
+        .map(|t| &**t)
+        .filter(|t| last_step(t) == 6)
+        .collect();
+    assert_eq!(finishers.len(), 4);
+    assert!(all.iter().all(|t| t.state != TrialState::Pruned));
+    for t in finishers {
+        let segments = lineage(&study, t.number).unwrap();
+        assert_eq!(segments[0].start_step, 0);
+        assert_eq!(segments.last().unwrap().trial_number, t.number);
+        assert_eq!(segments.last().unwrap().end_step, Some(6));
+        for pair in segments.windows(2) {
+            assert_eq!(pair[0].end_step, Some(pair[1].start_step));
+        }
+    }
+}
+
+/// A member whose loss diverges fails its trial and leaves at that step, as without PBT; at
+/// the end of the epoch its slot is taken by a copy of a best member instead of staying
+/// empty, so four members still train to the last epoch.
+#[test]
+fn pbt_fills_a_failed_members_slot_with_a_copy() {
+    use saturate_train::pbt::PARENT_ATTR;
+    let study = DefaultStudy::builder()
+        .sampler(RandomSampler::new(Some(22)))
+        .build()
+        .unwrap();
+    let finals = Finals::default();
+    let mut task = regression(&finals);
+    task.diverge = Some(1);
+    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(2, 3).pbt(pbt_config(1)));
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
+    assert!(
+        summary.group_errors.is_empty(),
+        "{:?}",
+        summary.group_errors
+    );
+    let all = trials(&study);
+    assert_eq!(
+        all.iter().filter(|t| t.state == TrialState::Fail).count(),
+        1
+    );
+    let copy = all
+        .iter()
+        .find(|t| t.system_attrs.contains_key(PARENT_ATTR))
+        .expect("the failed slot is filled by a copy");
+    assert_eq!(
+        system_i64(copy, saturate_train::pbt::START_STEP_ATTR),
+        Some(1)
+    );
+    let at_the_end = all
+        .iter()
+        .filter(|t| t.last_step().is_some_and(|(step, _)| step == 3))
+        .count();
+    assert_eq!(at_the_end, 4);
+}
+
+/// Shared parameters cannot be explored (they may change shapes): the group fails with an
+/// error that says so, and nothing trains.
+#[test]
+fn pbt_refuses_to_explore_a_shared_parameter() {
+    use saturate_study::distributions::{Distribution, IntDistribution};
+    let study = random_study(23);
+    let finals = Finals::default();
+    let config = pbt_config(2).with_mutation(
+        "width",
+        Distribution::Int(IntDistribution::new(6, 10, false, 1).unwrap()),
+    );
+    let mut trainer = GroupTrainer::new(regression(&finals), TrainerConfig::new(2, 2).pbt(config));
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(2, 2), &mut trainer, &Default::default()).unwrap();
+    assert_eq!(summary.failed, 2);
+    let reason = trials(&study)[0].system_attrs["fail_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.contains("`width` is a shared parameter"), "{reason}");
+    assert_eq!(trainer.occupancy().group_steps, 0);
+}

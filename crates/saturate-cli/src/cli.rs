@@ -48,6 +48,9 @@ pub enum Command {
     Export(ExportArgs),
     /// A live table of a study's trials, refreshed until interrupted (saturate's addition).
     Watch(WatchArgs),
+    /// The hyperparameter schedule that led to a trial of a population-based training run:
+    /// its ancestors' segments, first generation first (saturate's addition).
+    Lineage(LineageArgs),
 }
 
 /// `studies`.
@@ -79,6 +82,23 @@ pub struct TrialsArgs {
     #[arg(short = 'f', long = "format", value_enum, default_value = "table")]
     pub format: Format,
     /// Flatten nested columns such as params and user_attrs.
+    #[arg(long)]
+    pub flatten: bool,
+}
+
+/// `lineage`.
+#[derive(Debug, Args)]
+pub struct LineageArgs {
+    /// The name of the study.
+    #[arg(long)]
+    pub study_name: String,
+    /// The trial whose lineage to print (e.g. the best trial's number).
+    #[arg(long)]
+    pub trial_number: u64,
+    /// Output format.
+    #[arg(short = 'f', long = "format", value_enum, default_value = "table")]
+    pub format: Format,
+    /// Flatten nested columns such as params.
     #[arg(long)]
     pub flatten: bool,
 }

@@ -71,7 +71,8 @@ impl CliError {
             CliError::Study(
                 StudyError::UnknownStudy { .. }
                 | StudyError::UnknownStudyId { .. }
-                | StudyError::UnknownTrial { .. },
+                | StudyError::UnknownTrial { .. }
+                | StudyError::UnknownTrialNumber { .. },
             ) => 4,
             CliError::Study(
                 StudyError::Io { .. }

@@ -525,3 +525,69 @@ fn reading_commands_read_a_journal_they_may_not_write() {
     assert_eq!(std::fs::read(&journal).unwrap(), before);
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// `lineage` follows the population-based-training parents of a trial back to the first
+/// generation: one record per segment, with the epochs it covered.
+#[test]
+fn lineage_prints_the_segments_that_led_to_a_trial() {
+    use saturate_study::lineage::{GENERATION_ATTR, PARENT_ATTR, START_STEP_ATTR};
+    use saturate_study::prelude::*;
+    let dir = tempdir();
+    let journal = dir.path().join("pbt.log");
+    let storage: std::sync::Arc<dyn saturate_study::storage::Storage> =
+        std::sync::Arc::new(JournalStorage::open(&journal).unwrap());
+    let study = DefaultStudy::builder()
+        .name("pbt")
+        .storage(storage)
+        .build()
+        .unwrap();
+    let member = |lr: f64, steps: std::ops::RangeInclusive<i64>, parent: Option<(u64, i64)>| {
+        let mut fixed = FixedParams::new();
+        fixed.insert("lr".into(), ParamValue::Float(lr));
+        let mut t = study.ask_with(fixed).unwrap();
+        t.suggest_float_log("lr", 1e-3, 1.0).unwrap();
+        if let Some((parent, start)) = parent {
+            t.set_system_attr(PARENT_ATTR, parent).unwrap();
+            t.set_system_attr(GENERATION_ATTR, 1).unwrap();
+            t.set_system_attr(START_STEP_ATTR, start).unwrap();
+        }
+        for step in steps.clone() {
+            t.report(step, 1.0 / step as f64).unwrap();
+        }
+        study.tell(&t, &[1.0 / *steps.end() as f64]).unwrap();
+    };
+    member(0.1, 1..=4, None);
+    member(0.01, 1..=2, None);
+    member(0.12, 3..=4, Some((0, 2)));
+    let text = ok(
+        &journal,
+        &[
+            "lineage",
+            "--study-name",
+            "pbt",
+            "--trial-number",
+            "2",
+            "-f",
+            "json",
+        ],
+    );
+    let rows = json(&text);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{text}");
+    let get = |i: usize, key: &str| rows[i][key].clone();
+    assert_eq!(
+        (get(0, "number"), get(0, "start_step"), get(0, "end_step")),
+        (json!(0), json!(0), json!(2))
+    );
+    assert_eq!(
+        (get(1, "number"), get(1, "start_step"), get(1, "end_step")),
+        (json!(2), json!(2), json!(4))
+    );
+    assert_eq!(get(1, "params")["lr"], json!(0.12));
+    let stderr = fails(
+        &journal,
+        &["lineage", "--study-name", "pbt", "--trial-number", "9"],
+        4,
+    );
+    assert!(stderr.contains("no trial number 9"), "{stderr}");
+}

@@ -100,6 +100,12 @@ pub enum StudyError {
         /// The id looked up.
         trial_id: u64,
     },
+    /// No trial with this number in the study.
+    #[error("the study has no trial number {number}")]
+    UnknownTrialNumber {
+        /// The number looked up.
+        number: u64,
+    },
     /// Finished trials are immutable.
     #[error("trial {trial_id} is already finished ({state:?})")]
     TrialFinished {

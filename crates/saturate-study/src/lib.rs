@@ -32,6 +32,7 @@
 pub mod distributions;
 mod error;
 pub(crate) mod json;
+pub mod lineage;
 mod normal;
 pub mod pruners;
 mod random_id;

@@ -19,18 +19,13 @@ use std::collections::BTreeMap;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use saturate_study::distributions::{Distribution, ParamValue};
-use saturate_study::{Study, StudyDirection};
-use serde_json::Value;
+use saturate_study::StudyDirection;
 
 use crate::error::{Result, TrainError};
 
-/// Trial system attribute: the number of the trial this one's weights were copied from.
-pub const PARENT_ATTR: &str = "saturate:pbt_parent";
-/// Trial system attribute: 0 for a member of the first population, the parent's + 1 after.
-pub const GENERATION_ATTR: &str = "saturate:pbt_generation";
-/// Trial system attribute: the member's epoch count when this trial started (its first
-/// intermediate value is at the next epoch).
-pub const START_STEP_ATTR: &str = "saturate:pbt_start_step";
+pub use saturate_study::lineage::{
+    lineage, Segment, GENERATION_ATTR, PARENT_ATTR, START_STEP_ATTR,
+};
 
 /// Population-based training settings, in Ray Tune's terms
 /// (`PopulationBasedTraining`): see [`TrainerConfig::pbt`](crate::TrainerConfig::pbt).
@@ -289,75 +284,6 @@ fn upper_internal(distribution: &Distribution) -> f64 {
         Distribution::Int(d) => (d.low + (d.high - d.low) / d.step * d.step) as f64,
         Distribution::Categorical(d) => (d.choices.len() - 1) as f64,
     }
-}
-
-/// One constant-hyperparameter segment of a PBT member's history.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
-    /// The trial of this segment.
-    pub trial_number: u64,
-    /// Its parameters (shared and member).
-    pub params: BTreeMap<String, ParamValue>,
-    /// The member's epoch count when the segment started (0 for the first generation).
-    pub start_step: i64,
-    /// The epoch count when it ended: where the next segment starts, or the trial's last
-    /// intermediate value for the last one (`None` if it reported nothing).
-    pub end_step: Option<i64>,
-}
-
-/// The hyperparameter schedule that led to trial `trial_number` of a PBT run: its ancestors'
-/// segments, first generation first, each cut where its child started (the child's weights
-/// were copied at that epoch), and the trial's own segment last. A trial that is not part of
-/// a PBT run has a lineage of one segment.
-///
-/// # Errors
-/// [`TrainError::Study`] for a storage error or a trial or parent number that is not in the
-/// study.
-pub fn lineage<S: Study>(study: &S, trial_number: u64) -> Result<Vec<Segment>> {
-    let trials = study.trials(None)?;
-    let find = |number: u64| {
-        trials
-            .iter()
-            .find(|t| t.number == number)
-            .ok_or(saturate_study::StudyError::UnknownTrial { trial_id: number })
-    };
-    let mut chain = Vec::new();
-    let mut current = find(trial_number)?;
-    let mut end_step = current.last_step().map(|(step, _)| step);
-    loop {
-        let start_step = current
-            .system_attrs
-            .get(START_STEP_ATTR)
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        chain.push(Segment {
-            trial_number: current.number,
-            params: current
-                .params
-                .iter()
-                .map(|(name, p)| (name.clone(), p.value()))
-                .collect(),
-            start_step,
-            end_step,
-        });
-        match current
-            .system_attrs
-            .get(PARENT_ATTR)
-            .and_then(Value::as_u64)
-        {
-            Some(parent) => {
-                current = find(parent)?;
-                end_step = Some(start_step);
-            }
-            None => break,
-        }
-        if chain.len() > trials.len() {
-            // A parent cycle cannot come from the trainer; stop rather than loop.
-            break;
-        }
-    }
-    chain.reverse();
-    Ok(chain)
 }
 
 #[cfg(test)]

@@ -138,7 +138,7 @@ fn sigint_after(mut child: Child, marker: &str) -> (Child, Vec<String>) {
 }
 
 /// The interpreters of the Optuna venvs that `scripts/setup-python.sh` creates.
-fn pythons() -> Vec<PathBuf> {
+pub(crate) fn pythons() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     ["4.9.0", "5.0.0"]
         .iter()

@@ -771,3 +771,59 @@ fn pbt_refuses_to_explore_a_shared_parameter() {
     assert!(reason.contains("`width` is a shared parameter"), "{reason}");
     assert_eq!(trainer.occupancy().group_steps, 0);
 }
+
+/// A PBT run on a journal file reads in Python Optuna 4.9 and 5.0 as ordinary trials, every
+/// parent resolvable to a trial of the study and of an earlier generation.
+#[test]
+fn a_pbt_journal_reads_in_python_optuna_with_every_parent_resolvable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pbt.log");
+    let storage: std::sync::Arc<dyn saturate_study::storage::Storage> =
+        std::sync::Arc::new(saturate_study::storage::JournalStorage::open(&path).unwrap());
+    let study = DefaultStudy::builder()
+        .name("pbt")
+        .storage(storage)
+        .sampler(RandomSampler::new(Some(24)))
+        .build()
+        .unwrap();
+    let finals = Finals::default();
+    let mut trainer = GroupTrainer::new(
+        regression(&finals),
+        TrainerConfig::new(1, 4).pbt(pbt_config(3).with_quantile_fraction(0.5)),
+    );
+    run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
+    let written = trials(&study).len();
+    assert!(written > 4, "exploits wrote new trials");
+    let script = r#"
+import json, sys, optuna
+from optuna.storages.journal import JournalFileBackend, JournalStorage
+study = optuna.load_study(study_name="pbt", storage=JournalStorage(JournalFileBackend(sys.argv[1])))
+by_number = {t.number: t for t in study.trials}
+checked = 0
+for t in study.trials:
+    assert t.state == optuna.trial.TrialState.COMPLETE, t
+    parent = t.system_attrs.get("saturate:pbt_parent")
+    if parent is None:
+        continue
+    p = by_number[parent]
+    assert t.system_attrs["saturate:pbt_generation"] == p.system_attrs.get("saturate:pbt_generation", 0) + 1
+    assert min(t.intermediate_values) == t.system_attrs["saturate:pbt_start_step"] + 1
+    checked += 1
+print(json.dumps({"trials": len(study.trials), "children": checked}))
+"#;
+    for python in crate::processes::pythons() {
+        let out = std::process::Command::new(&python)
+            .args(["-c", script, path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            python.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(seen["trials"], written);
+        assert_eq!(seen["children"], written - 4);
+    }
+}

@@ -35,6 +35,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Storage(StorageCommand::Upgrade) => storage::upgrade(&url, out),
         Command::Export(args) => export::export(&url, &args, out),
         Command::Watch(args) => watch::watch(&url, &args, out),
+        Command::Lineage(args) => trials::lineage(&url, &args, out),
     }
 }
 

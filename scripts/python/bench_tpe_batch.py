@@ -30,7 +30,9 @@ if __name__ == "__main__":
                 asked = 0
                 while asked < n_trials:
                     batch = [study.ask() for _ in range(min(k, n_trials - asked))]
-                    for trial in batch:
-                        study.tell(trial, f(trial))
+                    # Every member suggests before any is told, as in a group.
+                    values = [f(trial) for trial in batch]
+                    for trial, value in zip(batch, values):
+                        study.tell(trial, value)
                     asked += len(batch)
                 print(f"{arm},{name},{k},{seed},{study.best_value!r}", flush=True)

@@ -26,8 +26,10 @@ fn best(sampler: TpeSampler, f: Objective, n_trials: usize, k: usize) -> f64 {
     while asked < n_trials {
         let batch = k.min(n_trials - asked);
         let mut trials = study.ask_many(batch).unwrap();
-        for trial in &mut trials {
-            let value = f(trial).unwrap();
+        // Every member suggests (and is evaluated) before any is told, as in a group: the
+        // sampler sees the others only as RUNNING trials.
+        let values: Vec<f64> = trials.iter_mut().map(|t| f(t).unwrap()).collect();
+        for (trial, value) in trials.iter().zip(values) {
             study.tell(trial, &[value]).unwrap();
         }
         asked += batch;

@@ -29,30 +29,18 @@
 //! seconds in `cargo test`'s build (optimised dependencies, debug assertions on).
 
 mod common;
+#[path = "common/fashion_task.rs"]
+mod fashion_task;
 mod models;
 
 use std::error::Error;
-use std::sync::Arc;
 
-use burn::data::dataloader::batcher::Batcher;
-use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
 use burn::data::dataset::Dataset;
-use burn::module::AutodiffModule;
-use burn::nn::loss::CrossEntropyLossConfig;
-use burn::tensor::{Int, Tensor};
 use common::backend::Inner;
-use models::cnn::Cnn;
-use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageDataset, ImageItem, Split};
-use saturate::optim::{MomentumConfig, Sgd, SgdConfig, WeightDecayConfig};
+use fashion_task::FashionTask;
+use saturate::data::{FashionMnist, Split};
 use saturate::prelude::*;
 use saturate::study::prelude::*;
-use saturate::study::study::ObjectiveError;
-use saturate::train::{GroupBackend, MemberScope, SharedScope};
-
-/// What the group trains on: autodiff over the member-axis decorator.
-type Train = GroupBackend<Inner>;
-/// Evaluation: the same members without autodiff (dropout off).
-type Valid = Vmap<Inner>;
 
 /// The run's sizes: the default job, or the smoke test of `SATURATE_SHORT=1`.
 #[derive(Debug, Clone)]
@@ -94,140 +82,6 @@ impl Plan {
         }
     }
 }
-
-/// Correct predictions of each member on one batch.
-fn correct<B: VmapBackend>(logits: Tensor<B, 2>, targets: Tensor<B, 1, Int>) -> Vec<f64> {
-    let predicted = logits.argmax(1).squeeze_dim::<1>(1);
-    member_values(predicted.equal(targets).float().sum()).expect("a sum is one value per member")
-}
-
-// ANCHOR: task
-/// The training job: data, batcher and the position in the shuffled training set.
-struct FashionTask {
-    train: Arc<PartialDataset<ImageDataset, ImageItem>>,
-    valid: PartialDataset<ImageDataset, ImageItem>,
-    batcher: ImageBatcher,
-    batch_size: usize,
-    /// This pass's order of the training images, and how far we are in it.
-    order: ShuffledDataset<Arc<PartialDataset<ImageDataset, ImageItem>>, ImageItem>,
-    cursor: usize,
-    passes: u64,
-}
-
-impl FashionTask {
-    fn new(train: ImageDataset, valid: ImageDataset, plan: &Plan) -> Self {
-        let train_len = plan.train_images.unwrap_or(train.len()).min(train.len());
-        let valid_len = plan.valid_images.unwrap_or(valid.len()).min(valid.len());
-        let train = Arc::new(PartialDataset::new(train, 0, train_len));
-        Self {
-            order: ShuffledDataset::new(train.clone(), 0),
-            train,
-            valid: PartialDataset::new(valid, 0, valid_len),
-            // Fashion-MNIST's pixel mean and standard deviation.
-            batcher: ImageBatcher::normalized(vec![0.286], vec![0.353]),
-            batch_size: plan.batch_size,
-            cursor: 0,
-            passes: 0,
-        }
-    }
-}
-
-impl GroupTask<Inner> for FashionTask {
-    /// The conv width.
-    type Shared = usize;
-    type Model = Cnn<Train>;
-    type Rule = Sgd;
-    type Batch = ImageBatch<Train>;
-
-    fn suggest_shared<S: Study>(
-        &mut self,
-        scope: &mut SharedScope<'_, '_, S>,
-    ) -> Result<usize, ObjectiveError> {
-        Ok(scope.suggest_int_with("width", 8, 16, false, 4)? as usize)
-    }
-
-    fn suggest_members<S: Study>(
-        &mut self,
-        _width: &usize,
-        scope: &mut MemberScope<'_, '_, S>,
-    ) -> Result<MemberHyper, ObjectiveError> {
-        Ok(MemberHyper::new()
-            .with("lr", scope.suggest_float_log("lr", 1e-3, 0.3)?)
-            .with("momentum", scope.suggest_float("momentum", 0.0, 0.95)?)
-            .with(
-                "weight_decay",
-                scope.suggest_float_log("weight_decay", 1e-6, 1e-2)?,
-            )
-            .with("dropout", scope.suggest_float("dropout", 0.0, 0.6)?))
-    }
-
-    fn init_model(
-        &mut self,
-        width: &usize,
-        hyper: &MemberHyper,
-        device: &VmapDevice<Inner>,
-    ) -> Result<Cnn<Train>, ObjectiveError> {
-        Ok(Cnn::new(*width, hyper.get("dropout"), device))
-    }
-
-    fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> SgdConfig {
-        SgdConfig::new()
-            .with_momentum(Some(
-                MomentumConfig::new().with_momentum(hyper.get("momentum").to_hyper()),
-            ))
-            .with_weight_decay(Some(WeightDecayConfig::new(
-                hyper.get("weight_decay").to_hyper(),
-            )))
-    }
-
-    fn next_batch(
-        &mut self,
-        device: &VmapDevice<Inner>,
-    ) -> Result<ImageBatch<Train>, ObjectiveError> {
-        if self.cursor + self.batch_size > self.order.len() {
-            self.passes += 1;
-            self.order = ShuffledDataset::new(self.train.clone(), self.passes);
-            self.cursor = 0;
-        }
-        let items = (self.cursor..self.cursor + self.batch_size)
-            .map(|i| self.order.get(i).ok_or(format!("no training image {i}")))
-            .collect::<Result<_, _>>()?;
-        self.cursor += self.batch_size;
-        // One unbatched tensor on the group's device: every member reads the same images.
-        Ok(self.batcher.batch(items, device))
-    }
-
-    fn loss(
-        &mut self,
-        model: &Cnn<Train>,
-        batch: &ImageBatch<Train>,
-        _hyper: &MemberHyper,
-    ) -> Result<Tensor<Train, 1>, ObjectiveError> {
-        let logits = model.forward(batch.images.clone());
-        Ok(CrossEntropyLossConfig::new()
-            .init(&logits.device())
-            .forward(logits, batch.targets.clone()))
-    }
-
-    fn evaluate(
-        &mut self,
-        model: &Cnn<Train>,
-        device: &VmapDevice<Inner>,
-        _hyper: &MemberHyper,
-    ) -> Result<Members<f64>, ObjectiveError> {
-        let model: Cnn<Valid> = model.valid();
-        let mut hits = vec![0.0; device.members];
-        let indices: Vec<usize> = (0..self.valid.len()).collect();
-        for chunk in indices.chunks(512) {
-            let items = chunk.iter().filter_map(|&i| self.valid.get(i)).collect();
-            let batch: ImageBatch<Valid> = self.batcher.batch(items, device);
-            let correct = correct(model.forward(batch.images), batch.targets);
-            hits.iter_mut().zip(correct).for_each(|(h, c)| *h += c);
-        }
-        Ok(hits.iter().map(|h| h / self.valid.len() as f64).collect())
-    }
-}
-// ANCHOR_END: task
 
 /// Command-line options.
 struct Options {
@@ -302,7 +156,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     } else {
         (FashionMnist::subset_train(), FashionMnist::subset_test())
     };
-    let task = FashionTask::new(train, valid, &plan);
+    let task = FashionTask::new(
+        train,
+        valid,
+        plan.train_images,
+        plan.valid_images,
+        plan.batch_size,
+    );
     let steps_per_epoch = plan.steps_per_epoch;
     println!("backend: {}", common::backend::name());
     println!(

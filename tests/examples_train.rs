@@ -319,3 +319,48 @@ fn study_bench_short_records_both_arms_and_tabulates_them() {
     assert!(lines[3].starts_with("| 1 | grouped K=2 |"), "{table}");
     assert!(lines[4].starts_with("| 1 | grouped K=1 |"), "{table}");
 }
+
+/// The PBT example's short mode: one group of 4 for 4 epochs with an exploit step after epoch
+/// 2, so 5 trials (4 first members, 1 copy), all complete; the copy names its parent; the
+/// run prints the best final member's schedule; Python Optuna reads the same study.
+#[test]
+fn pbt_trains_one_population_and_prints_a_lineage() {
+    use saturate::train::pbt::{PARENT_ATTR, START_STEP_ATTR};
+    let dir = tempfile::tempdir().unwrap();
+    let output = run_example("pbt", &["--storage", "pbt.journal"], &[], dir.path());
+    let printed = stdout(&output);
+    assert!(printed.contains("(1 exploits)"), "{printed}");
+    assert!(printed.contains("best final member: trial"), "{printed}");
+    let journal = dir.path().join("pbt.journal");
+    let study = DefaultStudy::builder()
+        .name("pbt-0")
+        .storage(Arc::new(JournalStorage::open(&journal).unwrap()))
+        .load()
+        .unwrap();
+    let trials = study.trials(None).unwrap();
+    assert_eq!(trials.len(), 5);
+    assert!(trials.iter().all(|t| t.state == TrialState::Complete));
+    let children: Vec<_> = trials
+        .iter()
+        .filter(|t| t.system_attrs.contains_key(PARENT_ATTR))
+        .collect();
+    assert_eq!(children.len(), 1);
+    assert_eq!(
+        children[0].system_attrs[START_STEP_ATTR],
+        serde_json::json!(2)
+    );
+    for version in ["4.9.0", "5.0.0"] {
+        let (n, complete, best) = optuna_load(version, &journal, "pbt-0");
+        assert_eq!((n, complete), (5, 5), "Python Optuna {version}");
+        assert_eq!(best, study.best_value().ok(), "Python Optuna {version}");
+    }
+    // A second run starts a new study in the same journal.
+    run_example("pbt", &["--storage", "pbt.journal"], &[], dir.path());
+    let storage = JournalStorage::open(&journal).unwrap();
+    let names: Vec<String> = saturate::study::storage::Storage::get_all_studies(&storage)
+        .unwrap()
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    assert_eq!(names, vec!["pbt-0".to_string(), "pbt-0-2".to_string()]);
+}

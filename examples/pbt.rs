@@ -1,0 +1,135 @@
+//! Population-based training of the Fashion-MNIST CNN: one group of 8 members trains for the
+//! whole budget, and every 2 epochs the worst quarter becomes copies of the best quarter
+//! (weights, BatchNorm-free CNN, optimizer state: a gather inside the group's tensors) with
+//! their learning rate, momentum and weight decay perturbed (x0.8 or x1.2) or resampled. Each
+//! member's constant-hyperparameter segment is a trial of the study; the run ends by printing
+//! the hyperparameter schedule (lineage) of the best final member.
+//!
+//! Run: `cargo run --release --example pbt` (the shipped subset; `-- --storage URL` for
+//! another storage than `./pbt.journal`; `-- --seed N`). `SATURATE_SHORT=1` shrinks it to a
+//! smoke test (a group of 4, 4 epochs of 4 steps on 512 images). The study is a new one
+//! each run (`pbt-<seed>` with a number appended when taken): a PBT population lives in one
+//! run. `saturate lineage --storage pbt.journal --study-name NAME --trial-number N` prints any
+//! trial's schedule.
+
+mod common;
+#[path = "common/fashion_task.rs"]
+mod fashion_task;
+mod models;
+
+use std::error::Error;
+
+use common::backend::Inner;
+use fashion_task::FashionTask;
+use saturate::data::FashionMnist;
+use saturate::prelude::*;
+use saturate::study::distributions::{Distribution, FloatDistribution};
+use saturate::study::prelude::*;
+use saturate::train::pbt::{lineage, PbtConfig};
+
+fn main() -> Result<(), Box<dyn Error>> {
+    saturate::malloc::tune();
+    let short = std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1");
+    let (mut storage, mut seed) = (String::from("pbt.journal"), 0u64);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--storage" => storage = args.next().ok_or("--storage needs a URL or a path")?,
+            "--seed" => {
+                let n = args.next().ok_or("--seed needs a number")?;
+                seed = n.parse().map_err(|e| format!("--seed {n}: {e}"))?;
+            }
+            other => {
+                return Err(format!("unknown argument `{other}` (--storage URL, --seed N)").into())
+            }
+        }
+    }
+    // (group size, epochs, steps per epoch, training images, validation images)
+    let (k, epochs, steps, train_images, valid_images) = if short {
+        (4, 4, 4, Some(512), Some(256))
+    } else {
+        (8, 8, 24, None, None)
+    };
+    let task = FashionTask::new(
+        FashionMnist::subset_train(),
+        FashionMnist::subset_test(),
+        train_images,
+        valid_images,
+        64,
+    );
+    println!("backend: {}", common::backend::name());
+
+    // ANCHOR: pbt
+    // The distributions are the task's own (`suggest_members`): explored values stay in them.
+    let float = |low, high, log| -> Result<Distribution, Box<dyn Error>> {
+        Ok(Distribution::Float(FloatDistribution::new(
+            low, high, log, None,
+        )?))
+    };
+    let pbt = PbtConfig::new(2)
+        .with_mutation("lr", float(1e-3, 0.3, true)?)
+        .with_mutation("momentum", float(0.0, 0.95, false)?)
+        .with_mutation("weight_decay", float(1e-6, 1e-2, true)?)
+        .with_seed(seed);
+    let storage = saturate::study::storage::open(&storage)?;
+    let mut name = format!("pbt-{seed}");
+    let taken: Vec<String> = storage
+        .get_all_studies()?
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    let mut n = 1;
+    while taken.contains(&name) {
+        n += 1;
+        name = format!("pbt-{seed}-{n}");
+    }
+    let study = DefaultStudy::builder()
+        .name(&name)
+        .direction(StudyDirection::Maximize)
+        .sampler(RandomSampler::new(Some(seed)))
+        .storage(storage)
+        .build()?;
+    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(steps, epochs).pbt(pbt));
+    let config = RunConfig::new().group_size(k).n_trials(k);
+    let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
+    // ANCHOR_END: pbt
+
+    print!("{summary}");
+    println!(
+        "study {name}: {} trials ({} exploits), {} group steps",
+        study.trials(None)?.len(),
+        trainer.occupancy().exploits,
+        trainer.occupancy().group_steps
+    );
+    // The best member at the last epoch, and the schedule that produced it.
+    let last = study
+        .trials(None)?
+        .into_iter()
+        .filter(|t| t.last_step().is_some_and(|(step, _)| step == epochs as i64))
+        .max_by(|a, b| a.values.as_ref().unwrap()[0].total_cmp(&b.values.as_ref().unwrap()[0]))
+        .ok_or("no member reached the last epoch")?;
+    println!(
+        "best final member: trial {} (accuracy {:.4}); its schedule:",
+        last.number,
+        last.values.as_ref().unwrap()[0]
+    );
+    for segment in lineage(&study, last.number)? {
+        let lr = segment
+            .params
+            .get("lr")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::NAN);
+        let momentum = segment
+            .params
+            .get("momentum")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::NAN);
+        println!(
+            "  epochs {:>2}..{:<2} trial {:>3}: lr {lr:.4}, momentum {momentum:.3}",
+            segment.start_step,
+            segment.end_step.unwrap_or(segment.start_step),
+            segment.trial_number
+        );
+    }
+    Ok(())
+}

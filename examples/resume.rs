@@ -6,9 +6,11 @@
 //! run on the same journal loads the study: trial numbers continue where the first run
 //! stopped, and the best trial so far is kept (printed before the new trials start).
 //!
-//! The trial the interruption left RUNNING stays RUNNING in the journal: nothing else knows
-//! that its process is gone (Optuna has the same issue, and a heartbeat to detect it, which
-//! the journal storage here does not have). This example fails it explicitly before going on,
+//! The trial the interruption left RUNNING stays RUNNING in the journal: without heartbeats
+//! nothing else knows that its process is gone. A storage opened with heartbeats
+//! (`JournalStorage::with_heartbeat`, `RdbStorage::with_heartbeat`) has the next worker fail
+//! such a trial once its last heartbeat is older than the grace period, as Optuna does (see
+//! the book's runner chapter). This example uses no heartbeats and fails it explicitly before going on,
 //! with the reason in its `fail_reason` system attribute, so the study holds no trial that
 //! looks in progress forever. The `Study` API fails only trials it handed out itself
 //! (`tell_fail` takes the live `Trial`), so this goes through the storage, as Optuna's

@@ -10,9 +10,9 @@
 //! nothing else knows that its process is gone. A storage opened with heartbeats
 //! (`JournalStorage::with_heartbeat`, `RdbStorage::with_heartbeat`) has the next worker fail
 //! such a trial once its last heartbeat is older than the grace period, as Optuna does (see
-//! the book's runner chapter). This example uses no heartbeats and fails it explicitly before going on,
-//! with the reason in its `fail_reason` system attribute, so the study holds no trial that
-//! looks in progress forever. The `Study` API fails only trials it handed out itself
+//! the book's runner chapter). This example uses no heartbeats and fails it explicitly
+//! before going on, with the reason in its `fail_reason` system attribute, so the study holds
+//! no trial that looks in progress forever. The `Study` API fails only trials it handed out itself
 //! (`tell_fail` takes the live `Trial`), so this goes through the storage, as Optuna's
 //! `fail_stale_trials` does. Do this only when no other process works on the study: another
 //! worker's RUNNING trial would be failed too.

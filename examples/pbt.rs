@@ -95,11 +95,18 @@ fn main() -> Result<(), Box<dyn Error>> {
     // ANCHOR_END: pbt
 
     print!("{summary}");
+    let occupancy = trainer.occupancy();
     println!(
         "study {name}: {} trials ({} exploits), {} group steps",
         study.trials(None)?.len(),
-        trainer.occupancy().exploits,
-        trainer.occupancy().group_steps
+        occupancy.exploits,
+        occupancy.group_steps
+    );
+    println!(
+        "exploit steps: {:.2} ms copying members (model and optimizer state), {:.2} ms of \
+         study writes",
+        occupancy.exploit_copy_time.as_secs_f64() * 1e3,
+        occupancy.exploit_study_time.as_secs_f64() * 1e3
     );
     // The best member at the last epoch, and the schedule that produced it.
     let last = study

@@ -295,6 +295,13 @@ pub struct Occupancy {
     pub refilled: usize,
     /// Members that became copies of others (population-based training's exploit).
     pub exploits: usize,
+    /// Wall time of the exploit steps: the gathers of the model and the optimizer state
+    /// ([`Batched::select`], `GroupOptimizer::select`) and the explored hyperparameters. On an
+    /// asynchronous backend (wgpu, CUDA) this is the time to enqueue the gathers.
+    pub exploit_copy_time: std::time::Duration,
+    /// Wall time of the exploit steps' study writes (ending the weak members' trials,
+    /// starting the copies' trials and recording their parameters).
+    pub exploit_study_time: std::time::Duration,
 }
 
 impl Occupancy {
@@ -502,8 +509,11 @@ impl<T> GroupTrainer<T> {
                     let rng = self.pbt_rng.get_or_insert_with(|| pbt.rng());
                     let plan = plan_exploit(pbt, group, &last_metric, target, due, rng);
                     if !plan.is_empty() {
+                        let started = std::time::Instant::now();
                         let order =
                             exploit::<I, S, T>(&mut self.task, pbt, group, &shared, &plan, rng)?;
+                        self.occupancy.exploit_study_time += started.elapsed();
+                        let started = std::time::Instant::now();
                         model = model.select::<GroupBackend<I>>(&order.indices)?;
                         optim.select(&order.indices)?;
                         hyper.retain(&order.survivors);
@@ -511,6 +521,7 @@ impl<T> GroupTrainer<T> {
                         optim.set_config(&self.task.optimizer(&shared, &hyper))?;
                         steps = order.indices.iter().map(|&i| steps[i]).collect();
                         epochs = order.indices.iter().map(|&i| epochs[i]).collect();
+                        self.occupancy.exploit_copy_time += started.elapsed();
                         self.occupancy.exploits += plan.len();
                         log::debug!("group {}: {} exploit(s)", group.group_id(), plan.len());
                     }

@@ -1,7 +1,7 @@
 //! Population-based training of the Fashion-MNIST CNN: one group of 8 members trains for the
 //! whole budget, and every 2 epochs the worst quarter becomes copies of the best quarter
-//! (weights, BatchNorm-free CNN, optimizer state: a gather inside the group's tensors) with
-//! their learning rate, momentum and weight decay perturbed (x0.8 or x1.2) or resampled. Each
+//! (weights and optimizer state: a gather inside the group's tensors) with their learning
+//! rate, momentum, weight decay and dropout perturbed (x0.8 or x1.2) or resampled. Each
 //! member's constant-hyperparameter segment is a trial of the study; the run ends by printing
 //! the hyperparameter schedule (lineage) of the best final member.
 //!
@@ -70,6 +70,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         .with_mutation("lr", float(1e-3, 0.3, true)?)
         .with_mutation("momentum", float(0.0, 0.95, false)?)
         .with_mutation("weight_decay", float(1e-6, 1e-2, true)?)
+        // Dropout lives in the model: the task's `update_model_hyper` sets it.
+        .with_mutation("dropout", float(0.0, 0.6, false)?)
         .with_seed(seed);
     let storage = saturate::study::storage::open(&storage)?;
     let mut name = format!("pbt-{seed}");

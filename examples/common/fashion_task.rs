@@ -117,6 +117,14 @@ impl GroupTask<Inner> for FashionTask {
             )))
     }
 
+    fn update_model_hyper(
+        &mut self,
+        model: &Cnn<Train>,
+        hyper: &MemberHyper,
+    ) -> Result<(), ObjectiveError> {
+        Ok(model.set_dropout(hyper.get("dropout"))?)
+    }
+
     fn next_batch(
         &mut self,
         device: &VmapDevice<Inner>,

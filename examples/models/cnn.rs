@@ -35,6 +35,15 @@ impl<B: VmapBackend> Cnn<B> {
             ..Self::without_dropout(width, device)
         }
     }
+
+    /// Sets the members' dropout probabilities (population-based training explores them);
+    /// nothing without a dropout layer.
+    pub fn set_dropout(&self, dropout: &Members<f64>) -> Result<(), VmapError> {
+        match &self.dropout {
+            Some(layer) => layer.set_probs(dropout.as_slice()),
+            None => Ok(()),
+        }
+    }
 }
 
 impl<B: Backend> Cnn<B> {

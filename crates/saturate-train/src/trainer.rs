@@ -160,6 +160,21 @@ pub trait GroupTask<I: Backend> {
         hyper.get("lr").clone()
     }
 
+    /// Called after an explore step of population-based training
+    /// ([`TrainerConfig::pbt`]) with every member's hyperparameters (the copies' explored
+    /// values, the others' unchanged): update the ones that live in the model, such as
+    /// per-member dropout probabilities (`saturate_vmap::nn::Dropout::set_probs`). The
+    /// optimizer's hyperparameters and [`learning_rates`](Self::learning_rates) need nothing
+    /// here. Default: nothing.
+    fn update_model_hyper(
+        &mut self,
+        model: &Self::Model,
+        hyper: &MemberHyper,
+    ) -> Result<(), ObjectiveError> {
+        let _ = (model, hyper);
+        Ok(())
+    }
+
     /// The next training batch, built on `device` (the group's current device: its member
     /// count changes when members leave or join, so build tensors here, every step). Called
     /// once per group step: one input pipeline for the whole group.
@@ -519,6 +534,7 @@ impl<T> GroupTrainer<T> {
                         hyper.retain(&order.survivors);
                         hyper.extend(order.hyper)?;
                         optim.set_config(&self.task.optimizer(&shared, &hyper))?;
+                        self.task.update_model_hyper(&model, &hyper)?;
                         steps = order.indices.iter().map(|&i| steps[i]).collect();
                         epochs = order.indices.iter().map(|&i| epochs[i]).collect();
                         self.occupancy.exploit_copy_time += started.elapsed();

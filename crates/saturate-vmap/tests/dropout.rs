@@ -156,6 +156,30 @@ fn dropout_probabilities_follow_retain_and_member() {
     assert!((p[0] - 0.3).abs() < 1e-6, "{p:?}");
 }
 
+/// `set_probs` changes every member's probability of a selected group (not the group it was
+/// selected from) and checks its input as `init` does.
+#[test]
+fn dropout_probabilities_can_be_set_after_init() {
+    let group = Batched::init(3, &inner_device(), |d| {
+        DropoutConfig::new(vec![0.1, 0.2, 0.3])
+            .init::<G>(d)
+            .unwrap()
+    })
+    .unwrap();
+    let copied = group.clone().select(&[2, 2, 0]).unwrap();
+    copied.set_probs(&[0.5, 0.0, 0.25]).unwrap();
+    let p = member_values(copied.probs()).unwrap();
+    assert!(
+        (p[0] - 0.5).abs() < 1e-6 && p[1].abs() < 1e-6 && (p[2] - 0.25).abs() < 1e-6,
+        "{p:?}"
+    );
+    // The group it was selected from keeps its own.
+    let p = member_values(group.probs()).unwrap();
+    assert!((p[2] - 0.3).abs() < 1e-6, "{p:?}");
+    assert!(copied.set_probs(&[0.5, 0.1]).is_err(), "one per member");
+    assert!(copied.set_probs(&[0.5, 1.0, 0.1]).is_err(), "in [0, 1)");
+}
+
 /// Gradients through per-member dropout follow each member's own mask: with
 /// `y_k = dropout_k(x * w_k)` and `loss_k = sum(y_k)`, `d loss_k / d w_k = sum(y_k) / w_k`.
 #[test]

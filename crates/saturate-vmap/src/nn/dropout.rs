@@ -76,3 +76,19 @@ impl<B: Backend> Dropout<B> {
         self.probs.value()
     }
 }
+
+impl<B: VmapBackend> Dropout<B> {
+    /// Sets member k's probability to `probs[k]` (e.g. after population-based training
+    /// explored it); the layer keeps its device and member count.
+    ///
+    /// # Errors
+    /// As [`DropoutConfig::init`]: not one probability per member, or one outside `[0, 1)`.
+    pub fn set_probs(&self, probs: &[f64]) -> Result<(), VmapError> {
+        let device = self.probs.value().device();
+        let Dropout { probs: fresh } = DropoutConfig::new(probs.to_vec()).init::<B>(&device)?;
+        self.probs.update(fresh.value());
+        // `update` leaves the value pending on this thread; `forward` reads `value()`.
+        let _ = self.probs.value_sync();
+        Ok(())
+    }
+}

@@ -404,6 +404,9 @@ impl<T> GroupTrainer<T> {
         }
         let mut hyper = self.task.suggest_members(&shared, &mut group.member())?;
         hyper.check(group.members())?;
+        if let Some(pbt) = &self.config.pbt {
+            check_mutations(pbt, group)?;
+        }
         let first = VmapDevice::new(device.clone(), group.members());
         let mut model: Batched<T::Model> = Batched::from_module::<GroupBackend<I>>(
             self.task.init_model(&shared, &hyper, &first)?,
@@ -596,6 +599,39 @@ fn check_pbt<S: Study>(pbt: &PbtConfig, group: &GroupTrial<'_, S>) -> Result<()>
                 "`{name}` is a shared parameter (one value for the whole group, it may change \
                  shapes): only member hyperparameters can be explored"
             ),
+        });
+    }
+    Ok(())
+}
+
+/// Each mutation names a member hyperparameter the task suggests, with the distribution it
+/// suggests it from: an explored value must be one the study could have sampled.
+fn check_mutations<S: Study>(pbt: &PbtConfig, group: &GroupTrial<'_, S>) -> Result<()> {
+    if group.members() == 0 {
+        return Ok(());
+    }
+    let suggested = &group.trial(0).frozen().params;
+    for (name, distribution) in &pbt.hyperparam_mutations {
+        let reason = match suggested.get(name) {
+            None => format!(
+                "`{name}` is not a hyperparameter the task suggests (it suggests {})",
+                suggested
+                    .keys()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some(param) if param.distribution != *distribution => format!(
+                "`{name}`: the mutation's distribution {} differs from the one the task \
+                 suggests it from, {}; give the same bounds, log scale and step",
+                distribution.to_json_string(),
+                param.distribution.to_json_string()
+            ),
+            Some(_) => continue,
+        };
+        return Err(TrainError::InvalidConfig {
+            setting: "pbt.hyperparam_mutations",
+            reason,
         });
     }
     Ok(())

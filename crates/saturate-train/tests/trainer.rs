@@ -827,3 +827,36 @@ print(json.dumps({"trials": len(study.trials), "children": checked}))
         assert_eq!(seen["children"], written - 4);
     }
 }
+
+/// A mutation must name a member hyperparameter the task suggests, from the same distribution:
+/// otherwise the group fails before training, saying which and why.
+#[test]
+fn pbt_mutations_must_match_what_the_task_suggests() {
+    use saturate_study::distributions::{Distribution, FloatDistribution};
+    let wider = Distribution::Float(FloatDistribution::new(1e-3, 1.0, true, None).unwrap());
+    let unknown = Distribution::Float(FloatDistribution::new(0.0, 1.0, false, None).unwrap());
+    for (name, distribution, says) in [
+        ("lr", wider, "differs from the one the task suggests"),
+        (
+            "beta",
+            unknown,
+            "`beta` is not a hyperparameter the task suggests",
+        ),
+    ] {
+        let study = random_study(25);
+        let finals = Finals::default();
+        let config = pbt_config(4).with_mutation(name, distribution);
+        let mut trainer =
+            GroupTrainer::new(regression(&finals), TrainerConfig::new(2, 2).pbt(config));
+        let summary =
+            run_trainer::<I, _, _>(&study, &quiet(2, 2), &mut trainer, &Default::default())
+                .unwrap();
+        assert_eq!(summary.failed, 2);
+        let reason = trials(&study)[0].system_attrs["fail_reason"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(reason.contains(says), "{reason}");
+        assert_eq!(trainer.occupancy().group_steps, 0);
+    }
+}

@@ -9,6 +9,9 @@ Subcommands:
     write <journal>                   write the reference studies (see write()), then dump
     continue <journal> <study> <n>    run n more trials of an existing study (random sampler)
     worker <journal> <study> <n>      append n trials to a study as a concurrent worker
+    constraints <journal> <study>     each trial's constraints, the best trial and the front
+    write-constrained <journal>       write a study with trial.set_constraint (5.0), then
+                                      print `constraints` of it
 Canonical JSON: non-finite floats become the strings "NaN", "Infinity", "-Infinity".
 """
 import json
@@ -129,6 +132,38 @@ def worker(path, name, n):
         study.tell(t, x)
 
 
+def constraints(path, name):
+    study = optuna.load_study(study_name=name, storage=storage(path))
+    trials = study.get_trials(deepcopy=False)
+    try:
+        best = study.best_trial.number
+    except ValueError:  # no (feasible) completed trial
+        best = None
+    out = {
+        "constraints": {str(t.number): t.constraints for t in trials},
+        "best": best,
+        "front": sorted(t.number for t in study.best_trials),
+    }
+    json.dump(canon(out), sys.stdout, sort_keys=True)
+
+
+def write_constrained(path):
+    study = optuna.create_study(
+        study_name="constrained-python",
+        storage=storage(path),
+        sampler=optuna.samplers.TPESampler(seed=5, n_startup_trials=4),
+    )
+
+    def objective(trial):
+        x = trial.suggest_float("x", -3.0, 3.0)
+        trial.set_constraint("x_at_least_1", 1.0 - x)
+        trial.set_constraint("x_at_most_2", x - 2.0)
+        return x * x
+
+    study.optimize(objective, n_trials=12)
+    constraints(path, "constrained-python")
+
+
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "dump":
@@ -139,5 +174,9 @@ if __name__ == "__main__":
         continue_study(args[0], args[1], int(args[2]))
     elif command == "worker":
         worker(args[0], args[1], int(args[2]))
+    elif command == "constraints":
+        constraints(args[0], args[1])
+    elif command == "write-constrained":
+        write_constrained(args[0])
     else:
         sys.exit(f"unknown command {command}")

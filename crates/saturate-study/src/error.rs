@@ -139,6 +139,13 @@ pub enum StudyError {
     /// The study has no completed trial yet.
     #[error("the study has no completed trial")]
     NoCompletedTrial,
+    /// The study has completed trials, but every one violates a constraint
+    /// ([`Trial::set_constraint`](crate::trial::Trial::set_constraint): a value above 0).
+    #[error(
+        "no completed trial is feasible (every one has a constraint value above 0); run more \
+         trials, or look at `Study::trials` to see which constraints fail"
+    )]
+    NoFeasibleTrial,
     /// A journal line is not valid and more lines follow it (a torn last line is not an
     /// error: it is ignored until completed).
     #[error("{}:{line}: corrupt journal line: {reason}", path.display())]

@@ -505,3 +505,124 @@ fn optuna_and_saturate_share_a_journal_with_the_open_file_lock() {
         assert_same(&ours, &python_dump(&py, &path));
     }
 }
+
+/// The venvs whose Optuna has `trial.set_constraint` (5.0 and later).
+fn pythons_with_set_constraint() -> Vec<PathBuf> {
+    let all = pythons();
+    let found: Vec<PathBuf> = all
+        .iter()
+        .filter(|py| {
+            let out = Command::new(py)
+                .args(["-c", "import optuna; print(optuna.__version__)"])
+                .output()
+                .unwrap();
+            let version = String::from_utf8_lossy(&out.stdout);
+            version
+                .split('.')
+                .next()
+                .and_then(|m| m.trim().parse::<u32>().ok())
+                >= Some(5)
+        })
+        .cloned()
+        .collect();
+    assert!(
+        all.is_empty() || !found.is_empty(),
+        "no Optuna 5 among {all:?}: run scripts/setup-python.sh"
+    );
+    found
+}
+
+/// What the interop script's `constraints` command prints, from saturate's side.
+fn constraints_summary(study: &DefaultStudy) -> Value {
+    let trials = study.trials(None).unwrap();
+    let constraints: serde_json::Map<String, Value> = trials
+        .iter()
+        .map(|t| (t.number.to_string(), serde_json::json!(t.constraints())))
+        .collect();
+    let best = match study.best_trial() {
+        Ok(t) => serde_json::json!(t.number),
+        Err(StudyError::NoFeasibleTrial | StudyError::NoCompletedTrial) => Value::Null,
+        Err(e) => panic!("{e}"),
+    };
+    let mut front: Vec<u64> = study
+        .best_trials()
+        .unwrap()
+        .iter()
+        .map(|t| t.number)
+        .collect();
+    front.sort();
+    serde_json::json!({"constraints": constraints, "best": best, "front": front})
+}
+
+#[test]
+fn constraints_cross_between_optuna_5_and_saturate() {
+    for py in pythons_with_set_constraint() {
+        // Written by saturate, read by Optuna: the same constraints, best trial and front.
+        let dir = tempdir();
+        let path = dir.path().join("c.log");
+        let study = DefaultStudy::builder()
+            .name("constrained-rust")
+            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
+            .sampler(TpeSampler::builder().seed(0).n_startup_trials(4).build())
+            .build()
+            .unwrap();
+        study
+            .optimize(Some(12), None, |t| {
+                let x = t.suggest_float("x", -3.0, 3.0)?;
+                t.set_constraint("x_at_least_1", 1.0 - x)?;
+                t.set_constraint("x_at_most_2", x - 2.0)?;
+                Ok(x * x)
+            })
+            .unwrap();
+        let theirs: Value = serde_json::from_str(&python(
+            &py,
+            &["constraints", path.to_str().unwrap(), "constrained-rust"],
+        ))
+        .unwrap();
+        assert_same(&constraints_summary(&study), &theirs);
+        // Written by Optuna 5 with `trial.set_constraint`, read by saturate.
+        let path = dir.path().join("py.log");
+        let theirs: Value =
+            serde_json::from_str(&python(&py, &["write-constrained", path.to_str().unwrap()]))
+                .unwrap();
+        let study = DefaultStudy::builder()
+            .name("constrained-python")
+            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
+            .load()
+            .unwrap();
+        assert_same(&constraints_summary(&study), &theirs);
+        assert!(theirs["best"].is_u64(), "{theirs}");
+    }
+}
+
+#[test]
+fn a_discard_trials_record_is_read_as_optuna_5_reads_it() {
+    for py in pythons_with_set_constraint() {
+        let dir = tempdir();
+        let path = dir.path().join("d.log");
+        let storage = Arc::new(JournalStorage::open(&path).unwrap());
+        write_reference_studies(storage.clone());
+        drop(storage);
+        // Operation 10 (DISCARD_TRIALS), as another Optuna-journal writer emits it to drop
+        // finished trials from its memory. Optuna 5.0 skips the record: so does saturate.
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"op_code\": 10, \"worker_id\": \"other-0\", \"trial_ids\": [0, 1]}\n");
+        std::fs::write(&path, text).unwrap();
+        let reread = JournalStorage::open(&path).unwrap();
+        assert_same(&dump(&reread), &python_dump(&py, &path));
+        // Both go on writing after it.
+        python(&py, &["continue", path.to_str().unwrap(), "from-rust", "1"]);
+        let study = DefaultStudy::builder()
+            .name("from-rust")
+            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
+            .load()
+            .unwrap();
+        study
+            .optimize(Some(1), None, |t| Ok(t.suggest_float("f", -1.0, 1.0)?))
+            .unwrap();
+        assert_same(
+            &dump(&JournalStorage::open(&path).unwrap()),
+            &python_dump(&py, &path),
+        );
+    }
+}

@@ -574,3 +574,110 @@ fn report_rejects_a_negative_step_and_a_multi_objective_study() {
     let stored = two.storage().get_trial(trial.id()).unwrap();
     assert!(stored.intermediate_values.is_empty());
 }
+
+fn ask_x(study: &DefaultStudy, x: f64) -> Trial {
+    let mut trial = study
+        .ask_with([("x".to_string(), ParamValue::Float(x))].into())
+        .unwrap();
+    trial.suggest_float("x", -10.0, 10.0).unwrap();
+    trial
+}
+
+#[test]
+fn constraints_pick_the_best_feasible_trial_and_survive_a_journal_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.log");
+    let open = || {
+        DefaultStudy::builder()
+            .name("c")
+            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
+            .load_if_exists(true)
+            .build()
+            .unwrap()
+    };
+    let study = open();
+    // (x, value, constraints): the lowest value is infeasible.
+    for (x, value, constraints) in [
+        (0.0, 0.0, vec![("a", 1.0)]),
+        (1.0, 1.0, vec![("a", 0.0), ("b", -2.0)]),
+        (2.0, 0.5, vec![("a", 0.25), ("b", -1.0)]),
+        (3.0, 2.0, vec![]),
+    ] {
+        let mut trial = ask_x(&study, x);
+        for (key, c) in constraints {
+            trial.set_constraint(key, c).unwrap();
+        }
+        study.tell(&trial, &[value]).unwrap();
+    }
+    let check = |study: &DefaultStudy| {
+        let trials = study.trials(None).unwrap();
+        assert_eq!(
+            trials[1].constraints(),
+            BTreeMap::from([("a".to_string(), 0.0), ("b".to_string(), -2.0)])
+        );
+        assert_eq!(trials[2].infeasibility(), 0.25);
+        assert!(!trials[0].is_feasible() && trials[1].is_feasible());
+        assert!(trials[3].is_feasible() && !trials[3].is_constrained());
+        assert_eq!(study.best_trial().unwrap().number, 1);
+        let front: Vec<u64> = study
+            .best_trials()
+            .unwrap()
+            .iter()
+            .map(|t| t.number)
+            .collect();
+        assert_eq!(front, vec![1]);
+    };
+    check(&study);
+    check(&open());
+    // Optuna's attribute names, so Python Optuna 5.0 reads them as `trial.constraints`.
+    let t1 = &study.trials(None).unwrap()[1];
+    assert_eq!(t1.system_attrs["constraints:b"], serde_json::json!(-2.0));
+}
+
+#[test]
+fn set_constraint_keeps_the_first_value_refuses_nan_and_every_infeasible_study_has_no_best() {
+    let study = study();
+    let mut trial = ask_x(&study, 1.0);
+    trial.set_constraint("c", 3.0).unwrap();
+    trial.set_constraint("c", -3.0).unwrap(); // ignored, as in Optuna
+    assert!(matches!(
+        trial.set_constraint("d", f64::NAN),
+        Err(StudyError::InvalidArgument { what: "value", .. })
+    ));
+    study.tell(&trial, &[1.0]).unwrap();
+    let stored = &study.trials(None).unwrap()[0];
+    assert_eq!(
+        stored.constraints(),
+        BTreeMap::from([("c".to_string(), 3.0)])
+    );
+    assert!(matches!(
+        study.best_trial(),
+        Err(StudyError::NoFeasibleTrial)
+    ));
+    assert!(study.best_trials().unwrap().is_empty());
+    // A finished trial takes no constraint.
+    assert!(matches!(
+        trial.set_constraint("e", 0.0),
+        Err(StudyError::TrialFinished { .. })
+    ));
+}
+
+#[test]
+fn optuna_4_constraint_lists_are_read_and_a_named_constraint_wins() {
+    let mut trial = FrozenTrial::new(0, 0, TrialState::Complete);
+    // What Optuna 4's `constraints_func` stores, and a 5.0 constraint of the same name.
+    trial
+        .system_attrs
+        .insert("constraints".into(), serde_json::json!([-1.0, 2.0]));
+    trial
+        .system_attrs
+        .insert("constraints:1".into(), serde_json::json!(-0.5));
+    trial
+        .system_attrs
+        .insert("constraintsX".into(), serde_json::json!(7.0));
+    assert_eq!(
+        trial.constraints(),
+        BTreeMap::from([("0".to_string(), -1.0), ("1".to_string(), -0.5)])
+    );
+    assert!(trial.is_feasible() && trial.is_constrained());
+}

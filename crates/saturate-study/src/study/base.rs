@@ -133,7 +133,9 @@ pub trait Study {
         self.tell_state(trial, TrialState::Fail, None, Some(reason))
     }
 
-    /// The best COMPLETE trial of a single-objective study.
+    /// The best COMPLETE trial of a single-objective study. With constraints
+    /// ([`Trial::set_constraint`]), the best feasible one, as Optuna 5.0: when no completed
+    /// trial is feasible, [`StudyError::NoFeasibleTrial`].
     fn best_trial(&self) -> Result<Arc<FrozenTrial>> {
         let directions = self.directions();
         if directions.len() != 1 {
@@ -143,14 +145,24 @@ pub trait Study {
             });
         }
         let direction = directions[0];
-        self.trials(Some(&[TrialState::Complete]))?
+        let complete: Vec<_> = self
+            .trials(Some(&[TrialState::Complete]))?
             .into_iter()
             .filter(|t| t.value().is_some_and(|v| !v.is_nan()))
+            .collect();
+        let any_complete = !complete.is_empty();
+        complete
+            .into_iter()
+            .filter(|t| t.is_feasible())
             .min_by(|a, b| {
                 let loss = |t: &FrozenTrial| direction.to_loss(t.value().expect("filtered"));
                 loss(a).total_cmp(&loss(b))
             })
-            .ok_or(StudyError::NoCompletedTrial)
+            .ok_or(if any_complete {
+                StudyError::NoFeasibleTrial
+            } else {
+                StudyError::NoCompletedTrial
+            })
     }
 
     /// The best value of a single-objective study.
@@ -161,7 +173,9 @@ pub trait Study {
             .expect("a complete trial has a value"))
     }
 
-    /// The COMPLETE trials on the Pareto front (for one objective: all best trials).
+    /// The COMPLETE trials on the Pareto front (for one objective: all best trials). When
+    /// any trial of the study carries constraints ([`Trial::set_constraint`]), the front of
+    /// the feasible trials, as Optuna 5.0 (empty when none is feasible).
     fn best_trials(&self) -> Result<Vec<Arc<FrozenTrial>>> {
         let directions = self.directions().to_vec();
         let losses = |t: &FrozenTrial| -> Vec<f64> {
@@ -172,9 +186,12 @@ pub trait Study {
                 .map(|(d, v)| d.to_loss(*v))
                 .collect()
         };
-        let complete: Vec<_> = self
-            .trials(Some(&[TrialState::Complete]))?
+        let all_trials = self.trials(None)?;
+        let constrained = all_trials.iter().any(|t| t.is_constrained());
+        let complete: Vec<_> = all_trials
             .into_iter()
+            .filter(|t| t.state == TrialState::Complete)
+            .filter(|t| !constrained || t.is_feasible())
             .filter(|t| {
                 t.values
                     .as_ref()

@@ -86,4 +86,56 @@ impl FrozenTrial {
             .next_back()
             .map(|(s, v)| (*s, *v))
     }
+
+    /// The trial's constraint values by name, as Optuna 5.0's `FrozenTrial.constraints`
+    /// reads them from the system attributes: the list Optuna 4's `constraints_func` writes
+    /// under `constraints` (named `"0"`, `"1"`, ...), then one `constraints:<name>` attribute
+    /// per [`Trial::set_constraint`](crate::trial::Trial::set_constraint) (which wins over a
+    /// list entry of the same name). Empty for an unconstrained trial. A value that is not
+    /// a number (a hand-edited attribute) is left out.
+    pub fn constraints(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        if let Some(Value::Array(list)) = self.system_attrs.get(CONSTRAINTS_KEY) {
+            for (i, v) in list.iter().enumerate() {
+                if let Some(v) = v.as_f64() {
+                    out.insert(i.to_string(), v);
+                }
+            }
+        }
+        for (key, value) in &self.system_attrs {
+            if let (Some(name), Some(v)) = (constraint_name(key), value.as_f64()) {
+                out.insert(name.to_owned(), v);
+            }
+        }
+        out
+    }
+
+    /// The sum of the constraint values above zero: 0 for a feasible (or unconstrained)
+    /// trial. Optuna's TPE ranks infeasible trials by it.
+    pub fn infeasibility(&self) -> f64 {
+        self.constraints().values().filter(|v| **v > 0.0).sum()
+    }
+
+    /// Whether every constraint value is zero or less (true for an unconstrained trial).
+    pub fn is_feasible(&self) -> bool {
+        self.constraints().values().all(|v| *v <= 0.0)
+    }
+
+    /// Whether the trial carries any constraint value.
+    pub fn is_constrained(&self) -> bool {
+        self.system_attrs.contains_key(CONSTRAINTS_KEY)
+            || self
+                .system_attrs
+                .keys()
+                .any(|k| constraint_name(k).is_some())
+    }
+}
+
+/// The system attribute of Optuna's constraint values: the list of Optuna 4's
+/// `constraints_func`, and the prefix of Optuna 5's per-name `constraints:<name>`.
+pub const CONSTRAINTS_KEY: &str = "constraints";
+
+/// The constraint name of a `constraints:<name>` system attribute.
+pub(crate) fn constraint_name(key: &str) -> Option<&str> {
+    key.strip_prefix(CONSTRAINTS_KEY)?.strip_prefix(':')
 }

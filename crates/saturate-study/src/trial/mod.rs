@@ -5,6 +5,6 @@ mod state;
 #[allow(clippy::module_inception)]
 mod trial;
 
-pub use frozen::{FrozenTrial, Param};
+pub use frozen::{FrozenTrial, Param, CONSTRAINTS_KEY};
 pub use state::{StudyDirection, TrialState};
 pub use trial::{Trial, TrialPruned};

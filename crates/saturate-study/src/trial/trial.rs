@@ -360,6 +360,51 @@ impl Trial {
         Ok(())
     }
 
+    /// Records a constraint value, as Optuna 5.0's `trial.set_constraint`: the trial is
+    /// feasible when every constraint value is zero or less. Stored as the system attribute
+    /// `constraints:<key>`, which Python Optuna 5.0 reads back as `trial.constraints`.
+    ///
+    /// With constraints in a study, [`Study::best_trial`](crate::study::Study::best_trial)
+    /// and [`Study::best_trials`](crate::study::Study::best_trials) choose among feasible
+    /// trials, and the TPE sampler ranks infeasible trials after every feasible one (by the
+    /// sum of their positive constraint values). Set the constraints before the trial is
+    /// told.
+    ///
+    /// A key set twice keeps its first value (with a warning in the log), as in Optuna.
+    /// A NaN value is [`StudyError::InvalidArgument`].
+    ///
+    /// ```
+    /// use saturate_study::prelude::*;
+    ///
+    /// let study = DefaultStudy::builder().build()?;
+    /// for x in [0.5, 2.0, 3.0] {
+    ///     let mut trial = study.ask_with([("x".to_string(), ParamValue::Float(x))].into())?;
+    ///     let x = trial.suggest_float("x", -4.0, 4.0)?;
+    ///     trial.set_constraint("x_at_least_1", 1.0 - x)?; // feasible when x >= 1
+    ///     study.tell(&trial, &[x * x])?;
+    /// }
+    /// // x = 0.5 has the lowest value but is infeasible.
+    /// assert_eq!(study.best_value()?, 4.0);
+    /// # Ok::<(), saturate_study::StudyError>(())
+    /// ```
+    pub fn set_constraint(&mut self, key: &str, value: f64) -> Result<()> {
+        if value.is_nan() {
+            return Err(invalid_argument(
+                "value",
+                format!("constraint `{key}` is NaN; give a number (<= 0 means satisfied)"),
+            ));
+        }
+        let attr = format!("{}:{key}", super::frozen::CONSTRAINTS_KEY);
+        if self.frozen.system_attrs.contains_key(&attr) {
+            log::warn!(
+                "trial {}: constraint `{key}` is already set; the new value {value} is ignored",
+                self.frozen.number
+            );
+            return Ok(());
+        }
+        self.set_system_attr(&attr, value)
+    }
+
     /// Sets a system attribute.
     pub fn set_system_attr(&mut self, key: &str, value: impl Into<Value>) -> Result<()> {
         let value = value.into();

@@ -388,8 +388,14 @@ pub(crate) fn split_trials<'a>(
 ) -> (Vec<&'a FrozenTrial>, Vec<&'a FrozenTrial>) {
     let mut complete = Vec::new();
     let mut pruned = Vec::new();
+    // Optuna 5.0: a finished trial with a positive constraint value ranks after every
+    // feasible one, by its total violation (a RUNNING trial has no constraints yet).
+    let mut infeasible = Vec::new();
     for (i, t) in trials.iter().enumerate() {
         match t.state {
+            TrialState::Complete | TrialState::Pruned if t.infeasibility() > 0.0 => {
+                infeasible.push(i)
+            }
             TrialState::Complete => complete.push(i),
             TrialState::Pruned => pruned.push(i),
             _ => {}
@@ -452,6 +458,19 @@ pub(crate) fn split_trials<'a>(
     });
     for i in &pruned[..n_pruned_below] {
         below[*i] = true;
+    }
+    let n_infeasible_below =
+        (n_below - (n_marked + n_pruned_below).min(n_below)).min(infeasible.len());
+    if n_infeasible_below > 0 {
+        // A stable sort: equal violations keep trial order, as Python's `sorted`.
+        infeasible.sort_by(|a, b| {
+            trials[*a]
+                .infeasibility()
+                .total_cmp(&trials[*b].infeasibility())
+        });
+        for i in &infeasible[..n_infeasible_below] {
+            below[*i] = true;
+        }
     }
     let mut l = Vec::new();
     let mut g = Vec::new();
@@ -649,6 +668,48 @@ mod tests {
                 (vec![0, 1, 2, 3, 4, 6], vec![5])
             );
         }
+    }
+
+    #[test]
+    fn split_ranks_infeasible_trials_after_feasible_ones_by_violation() {
+        // Checked against Optuna 5.0's `_split_trials` on the same trials (values, states
+        // and `constraints:c` system attributes) for n_below = 1..=6.
+        let storage = InMemoryStorage::new();
+        storage
+            .create_new_study(&[StudyDirection::Minimize], "s")
+            .unwrap();
+        let with_constraint = |t: Option<FrozenTrial>, c: Option<f64>| {
+            let mut t = t.unwrap();
+            if let Some(c) = c {
+                t.system_attrs.insert("constraints:c".into(), c.into());
+            }
+            Some(t)
+        };
+        let templates = [
+            with_constraint(trial(TrialState::Complete, Some(1.0), &[]), Some(2.0)), // 0: best value, infeasible
+            with_constraint(trial(TrialState::Complete, Some(3.0), &[]), None),      // 1
+            with_constraint(trial(TrialState::Pruned, Some(5.0), &[(2, 5.0)]), Some(0.0)), // 2
+            with_constraint(trial(TrialState::Complete, Some(0.0), &[]), Some(0.5)), // 3: infeasible, less
+            trial(TrialState::Running, None, &[]),                                   // 4
+            with_constraint(trial(TrialState::Complete, Some(2.0), &[]), Some(-1.0)), // 5
+            with_constraint(trial(TrialState::Pruned, Some(4.0), &[(1, 4.0)]), Some(0.5)), // 6: ties 3
+        ];
+        storage.create_new_trials(0, &templates).unwrap();
+        let directions = [StudyDirection::Minimize];
+        let view = StudyView::new(&storage, 0, "s", &directions);
+        let trials = view.trials(None).unwrap();
+        let trials: Vec<&FrozenTrial> = trials.iter().map(|t| &**t).collect();
+        let split = |n| {
+            let (l, g) = split_trials(&view, &trials, n);
+            let numbers = |v: Vec<&FrozenTrial>| v.iter().map(|t| t.number).collect::<Vec<_>>();
+            (numbers(l), numbers(g))
+        };
+        assert_eq!(split(1), (vec![5], vec![0, 1, 2, 3, 4, 6]));
+        assert_eq!(split(2), (vec![1, 5], vec![0, 2, 3, 4, 6]));
+        assert_eq!(split(3), (vec![1, 2, 5], vec![0, 3, 4, 6]));
+        assert_eq!(split(4), (vec![1, 2, 3, 5], vec![0, 4, 6]));
+        assert_eq!(split(5), (vec![1, 2, 3, 5, 6], vec![0, 4]));
+        assert_eq!(split(6), (vec![0, 1, 2, 3, 5, 6], vec![4]));
     }
 
     #[test]

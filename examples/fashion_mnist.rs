@@ -17,7 +17,10 @@
 //! `./fashion_mnist.journal`: a journal file path, `sqlite:///PATH` or `postgresql://...`). `SATURATE_SHORT=1` shrinks everything to a smoke test (512 / 256
 //! images, 6 trials in groups of 3, one epoch of 4 steps). `-- --seed N` sets TPE's seed (0 by
 //! default); `-- --max-trials-per-group N|none` the most trials one group takes (16 by default:
-//! `TrainerConfig::max_trials_per_group`).
+//! `TrainerConfig::max_trials_per_group`). `-- --trials N`, `-- --epochs N` and
+//! `-- --steps-per-epoch N` override the plan's trial count, epochs per trial and steps per
+//! epoch (`scripts/bench-pbt.sh` sets the PBT benchmark's budget with them). The last line,
+//! `RESULT key=value ...`, is for scripts: run wall time, best value, member-epochs trained.
 //!
 //! The default run: widths 8, 12 or 16; 3 epochs of 48 steps of 64 images per member (about
 //! one pass over the shipped subset), each followed by validation on the 2,048 test images.
@@ -93,6 +96,10 @@ struct Options {
     per_group: Option<usize>,
     /// `--seed N`: TPE's seed.
     seed: u64,
+    /// `--trials N`, `--epochs N`, `--steps-per-epoch N`: override the plan.
+    trials: Option<usize>,
+    epochs: Option<usize>,
+    steps_per_epoch: Option<usize>,
 }
 
 fn options() -> Result<Options, Box<dyn Error>> {
@@ -100,6 +107,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
     let mut storage = String::from("fashion_mnist.journal");
     let mut per_group = None;
     let mut seed = 0;
+    let (mut trials, mut epochs, mut steps_per_epoch) = (None, None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -120,10 +128,20 @@ fn options() -> Result<Options, Box<dyn Error>> {
                 let n = args.next().ok_or("--seed needs a number")?;
                 seed = n.parse().map_err(|e| format!("--seed {n}: {e}"))?;
             }
+            flag @ ("--trials" | "--epochs" | "--steps-per-epoch") => {
+                let n = args.next().ok_or(format!("{flag} needs a number"))?;
+                let n = Some(n.parse().map_err(|e| format!("{flag} {n}: {e}"))?);
+                match flag {
+                    "--trials" => trials = n,
+                    "--epochs" => epochs = n,
+                    _ => steps_per_epoch = n,
+                }
+            }
             other => {
                 return Err(format!(
                     "unknown argument `{other}` (--full, --storage URL, \
-                     --max-trials-per-group N|none, --seed N)"
+                     --max-trials-per-group N|none, --seed N, --trials N, --epochs N, \
+                     --steps-per-epoch N)"
                 )
                 .into())
             }
@@ -134,6 +152,9 @@ fn options() -> Result<Options, Box<dyn Error>> {
         storage,
         per_group,
         seed,
+        trials,
+        epochs,
+        steps_per_epoch,
     })
 }
 
@@ -146,8 +167,14 @@ fn main() -> Result<(), Box<dyn Error>> {
         storage,
         per_group,
         seed,
+        trials,
+        epochs,
+        steps_per_epoch,
     } = options()?;
-    let plan = Plan::from_env();
+    let mut plan = Plan::from_env();
+    plan.trials = trials.unwrap_or(plan.trials);
+    plan.epochs = epochs.unwrap_or(plan.epochs);
+    plan.steps_per_epoch = steps_per_epoch.unwrap_or(plan.steps_per_epoch);
     let (train, valid) = if full {
         (
             FashionMnist::full(Split::Train)?,
@@ -237,6 +264,21 @@ fn main() -> Result<(), Box<dyn Error>> {
         "storage: {} (study \"fashion_mnist\"; rerun to continue it, or open it with \
          optuna-dashboard)",
         saturate::study::storage::redact_url(&storage)
+    );
+    let best = summary.best.as_ref();
+    println!(
+        "RESULT arm=saturate-tpe seed={seed} width={} wall_seconds={:.3} best_accuracy={:.6} \
+         member_epochs={:.2} trials={} pruned={} refilled={}",
+        best.and_then(|t| t.param("width"))
+            .and_then(|w| w.as_f64())
+            .unwrap_or(f64::NAN),
+        summary.elapsed.as_secs_f64(),
+        best.and_then(|t| t.values.as_ref())
+            .map_or(f64::NAN, |v| v[0]),
+        occupancy.member_steps as f64 / steps_per_epoch as f64,
+        summary.trials(),
+        summary.pruned,
+        occupancy.refilled
     );
     Ok(())
 }

@@ -10,7 +10,9 @@
 //! smoke test (a group of 4, 4 epochs of 4 steps on 512 images). The study is a new one
 //! each run (`pbt-<seed>` with a number appended when taken): a PBT population lives in one
 //! run. `saturate lineage --storage pbt.journal --study-name NAME --trial-number N` prints any
-//! trial's schedule.
+//! trial's schedule. The last line, `RESULT key=value ...`, is for scripts
+//! (`scripts/bench-pbt.sh`): run wall time, best trial value, best final member, width,
+//! member-epochs trained, exploits and their copy and study-write times.
 
 mod common;
 #[path = "common/fashion_task.rs"]
@@ -140,5 +142,27 @@ fn main() -> Result<(), Box<dyn Error>> {
             segment.trial_number
         );
     }
+    let width = summary
+        .best
+        .as_ref()
+        .and_then(|t| t.param("width"))
+        .and_then(|w| w.as_f64())
+        .unwrap_or(f64::NAN);
+    println!(
+        "RESULT arm=saturate-pbt seed={seed} width={width} wall_seconds={:.3} \
+         best_accuracy={:.6} best_final_accuracy={:.6} member_epochs={:.2} exploits={} \
+         exploit_copy_ms={:.3} exploit_study_ms={:.3}",
+        summary.elapsed.as_secs_f64(),
+        summary
+            .best
+            .as_ref()
+            .and_then(|t| t.values.as_ref())
+            .map_or(f64::NAN, |v| v[0]),
+        last.values.as_ref().unwrap()[0],
+        occupancy.member_steps as f64 / steps as f64,
+        occupancy.exploits,
+        occupancy.exploit_copy_time.as_secs_f64() * 1e3,
+        occupancy.exploit_study_time.as_secs_f64() * 1e3
+    );
     Ok(())
 }

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Population-based training against the alternatives, in one run, for the same work: 8 members
+# x 8 epochs x 24 steps of 64 images (64 member-epochs) of the Fashion-MNIST CNN on the shipped
+# subset, on the CPU. Per seed, interleaved:
+#   saturate-pbt  examples/pbt.rs: PBT inside one group of 8 (exploit = a gather in the group);
+#   ray-pbt       scripts/python/bench_pbt_ray.py: Ray Tune's PopulationBasedTraining with
+#                 PyTorch, the same CNN (the width saturate-pbt drew for the seed), data, batch,
+#                 steps per epoch and PBT settings; 2 CPUs for Ray, 1 torch thread per trial;
+#   saturate-tpe  examples/fashion_mnist.rs: TPE + median pruner with refill, groups of 8,
+#                 16 trials of at most 4 epochs of 24 steps (at most 64 member-epochs; pruned
+#                 trials use less).
+# Writes target/bench/pbt-<date>.csv (one row per arm and seed; the machine, commit and load in
+# every row), the logs under target/bench/pbt-logs/, and prints per-seed rows and the summary
+# (medians over seeds). NOT part of CI: it needs target/venv/torch (scripts/setup-torch.sh)
+# with Ray Tune (scripts/setup-ray.sh). To measure a clean commit from a `git worktree`, point
+# CARGO_TARGET_DIR at the main checkout's target (its release dependencies are reused) and
+# PYTHON at its target/venv/torch/bin/python.
+#
+# usage: scripts/bench-pbt.sh
+# env:   PYTHON (target/venv/torch/bin/python), SEEDS ("0 1 2 3 4"), SHORT=1 (a smoke test: tiny runs of every arm),
+#        ARMS ("saturate-pbt ray-pbt saturate-tpe"), THREADS (2), CSV (the output path)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+target="${CARGO_TARGET_DIR:-$root/target}"
+python="${PYTHON:-$root/target/venv/torch/bin/python}"
+if ! "$python" -c 'import torch, ray.tune' 2>/dev/null; then
+    echo "error: no PyTorch + Ray Tune in $root/target/venv/torch; run scripts/setup-torch.sh" \
+        "and scripts/setup-ray.sh first" >&2
+    exit 1
+fi
+seeds="${SEEDS:-0 1 2 3 4}"
+arms="${ARMS:-saturate-pbt ray-pbt saturate-tpe}"
+threads="${THREADS:-2}"
+short="${SHORT:-0}"
+stamp="$(date -u +%Y-%m-%dT%H%M%SZ)"
+csv="${CSV:-$target/bench/pbt-$stamp.csv}"
+logs="$target/bench/pbt-logs/$stamp"
+mkdir -p "$(dirname "$csv")" "$logs"
+
+cd "$root"
+cargo build --release --example pbt --example fashion_mnist >&2
+# The runs use copies: a build elsewhere in the checkout must not replace them mid-run.
+bin="$logs/bin"
+mkdir -p "$bin"
+cp "$target/release/examples/pbt" "$target/release/examples/fashion_mnist" "$bin/"
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- examples scripts crates src || echo '+dirty')"
+cpu="$(lscpu | sed -n 's/^Model name: *//p')"
+flags="$(grep -o -w -E 'avx2|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ' | sed 's/ $//')"
+machine="$cpu, $(nproc) cores, ${flags:-no avx2}"
+echo "machine: $machine; commit $commit; load before: $(uptime)" >&2
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+if [ "$short" = 1 ]; then
+    export SATURATE_SHORT=1
+    tpe_args=(--trials 8 --epochs 4 --steps-per-epoch 4)
+    ray_args=(--short)
+else
+    unset SATURATE_SHORT
+    tpe_args=(--trials 16 --epochs 4 --steps-per-epoch 24)
+    ray_args=()
+fi
+export RAYON_NUM_THREADS="$threads"
+
+# One arm's output -> one CSV row (the arm's RESULT line plus the harness's columns).
+row() { # arm seed log wall load_before load_after
+    "$python" - "$csv" "$@" "$commit" "$machine" "$short" <<'PY'
+import csv, os, sys
+path, arm, seed, log, wall, lb, la, commit, machine, short = sys.argv[1:]
+cols = ["date", "arm", "seed", "short", "width", "wall_seconds", "run_seconds",
+        "best_accuracy", "best_final_accuracy", "member_epochs", "exploits",
+        "exploit_copy_ms", "exploit_study_ms", "trials", "pruned", "refilled", "saves",
+        "restores", "save_ms_median", "restore_ms_median", "save_ms_total",
+        "restore_ms_total", "ray_init_seconds", "errors", "versions", "commit", "machine",
+        "load_before", "load_after", "log"]
+res = {}
+for line in open(log, encoding="utf-8", errors="replace"):
+    if line.startswith("RESULT "):
+        res = dict(kv.split("=", 1) for kv in line.split()[1:])
+if not res:
+    sys.exit(f"{arm} seed {seed}: no RESULT line in {log}")
+import datetime
+out = {c: "" for c in cols}
+out.update({k: v for k, v in res.items() if k in cols})
+out.update(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           arm=arm, seed=seed, short=short, wall_seconds=wall,
+           run_seconds=res.get("fit_seconds", res.get("wall_seconds", "")),
+           commit=commit, machine=machine, load_before=lb, load_after=la,
+           log=os.path.relpath(log))
+if "ray" in res:
+    out["versions"] = f"ray {res['ray']}, torch {res['torch']}"
+new = not os.path.exists(path) or os.path.getsize(path) == 0
+with open(path, "a", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=cols)
+    if new:
+        w.writeheader()
+    w.writerow(out)
+PY
+}
+
+run_arm() { # arm seed log command...
+    local arm="$1" seed="$2" log="$3"
+    shift 3
+    local lb la t0 t1
+    lb="$(load1)"
+    t0="$(date +%s.%N)"
+    "$@" >"$log" 2>&1 || { echo "error: $arm seed $seed failed, see $log" >&2; tail -20 "$log" >&2; exit 1; }
+    t1="$(date +%s.%N)"
+    la="$(load1)"
+    local wall
+    wall="$(echo "$t1 - $t0" | bc -l | sed 's/^\./0./')"
+    row "$arm" "$seed" "$log" "$wall" "$lb" "$la"
+    echo "$arm seed $seed: $(grep '^RESULT ' "$log" | cut -d' ' -f2-) (process ${wall}s, load $lb -> $la)" >&2
+}
+
+for seed in $seeds; do
+    work="$(mktemp -d)"
+    width=16
+    for arm in $arms; do
+        log="$logs/$arm-$seed.log"
+        case "$arm" in
+        saturate-pbt)
+            run_arm "$arm" "$seed" "$log" "$bin/pbt" \
+                --seed "$seed" --storage "$work/pbt.journal"
+            width="$(sed -n 's/^RESULT .* width=\([0-9]*\).*/\1/p' "$log")"
+            ;;
+        ray-pbt)
+            run_arm "$arm" "$seed" "$log" "$python" "$root/scripts/python/bench_pbt_ray.py" \
+                --seed "$seed" --width "$width" --cpus "$threads" "${ray_args[@]}"
+            ;;
+        saturate-tpe)
+            run_arm "$arm" "$seed" "$log" "$bin/fashion_mnist" \
+                --seed "$seed" --storage "$work/tpe.journal" "${tpe_args[@]}"
+            ;;
+        *) echo "error: unknown arm $arm" >&2; exit 1 ;;
+        esac
+    done
+    rm -rf "$work"
+done
+rm -rf "$bin"
+echo "load after: $(uptime)" >&2
+
+"$python" - "$csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+f = lambda r, k: float(r[k]) if r[k] not in ("", "nan") else float("nan")
+print(f"\n{sys.argv[1]}\n")
+print("| arm | seed | width | process wall s | run s | best accuracy | best final member | member-epochs | exploit copy / save+restore |")
+print("|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    if r["arm"] == "ray-pbt":
+        ex = f"{r['saves']} saves (median {f(r,'save_ms_median'):.1f} ms), {r['restores']} restores (median {f(r,'restore_ms_median'):.1f} ms)"
+    elif r["arm"] == "saturate-pbt":
+        ex = f"{r['exploits']} exploits: {f(r,'exploit_copy_ms'):.2f} ms copy, {f(r,'exploit_study_ms'):.2f} ms study writes"
+    else:
+        ex = f"{r['trials']} trials, {r['pruned']} pruned"
+    fin = f"{f(r, 'best_final_accuracy'):.4f}" if r["best_final_accuracy"] else "-"
+    print(f"| {r['arm']} | {r['seed']} | {r['width']} | {f(r,'wall_seconds'):.1f} | {f(r,'run_seconds'):.1f} | "
+          f"{f(r,'best_accuracy'):.4f} | {fin} | "
+          f"{f(r,'member_epochs'):.0f} | {ex} |")
+print("\n| arm | seeds | median best accuracy (min-max) | median best final member (min-max) | median process wall s (min-max) | median run s |")
+print("|---|---|---|---|---|---|")
+med = {}
+for arm in dict.fromkeys(r["arm"] for r in rows):
+    rs = [r for r in rows if r["arm"] == arm]
+    def s(k):
+        v = [f(r, k) for r in rs if r[k] != ""]
+        return (statistics.median(v), min(v), max(v)) if v else (float("nan"),) * 3
+    a, fin, w, run = s("best_accuracy"), s("best_final_accuracy"), s("wall_seconds"), s("run_seconds")
+    med[arm] = w[0]
+    print(f"| {arm} | {len(rs)} | {a[0]:.4f} ({a[1]:.4f}-{a[2]:.4f}) | {fin[0]:.4f} ({fin[1]:.4f}-{fin[2]:.4f}) | {w[0]:.1f} ({w[1]:.1f}-{w[2]:.1f}) | {run[0]:.1f} |")
+if "saturate-pbt" in med and "ray-pbt" in med:
+    print(f"\nmedian process wall time: ray-pbt / saturate-pbt = {med['ray-pbt'] / med['saturate-pbt']:.2f}x")
+PY

@@ -60,8 +60,9 @@ pub mod prelude {
         ThresholdPrunerConfig, WilcoxonPruner, WilcoxonPrunerConfig,
     };
     pub use crate::samplers::{
-        CmaEsSampler, CmaEsSamplerConfig, GridSampler, GridSamplerConfig, OptunaDefaults, QmcKind,
-        QmcSampler, QmcSamplerConfig, RandomSampler, RandomSamplerConfig, Sampler, TpeSampler,
+        CmaEsSampler, CmaEsSamplerConfig, GpSampler, GpSamplerConfig, GridSampler,
+        GridSamplerConfig, OptunaDefaults, QmcKind, QmcSampler, QmcSamplerConfig, RandomSampler,
+        RandomSamplerConfig, Sampler, TpeSampler,
     };
     pub use crate::storage::{InMemoryStorage, JournalStorage, Storage};
     pub use crate::study::{DefaultStudy, FixedParams, Study, StudyBuilder};

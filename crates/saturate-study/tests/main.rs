@@ -3,6 +3,7 @@
 mod common;
 mod concurrency;
 mod errors;
+mod gp;
 mod interop;
 mod pruners;
 mod rdb;

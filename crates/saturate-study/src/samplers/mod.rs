@@ -8,6 +8,7 @@
 
 mod base;
 mod cmaes;
+mod gp;
 mod grid;
 mod qmc;
 mod random;
@@ -15,6 +16,7 @@ mod tpe;
 
 pub use base::{intersection_search_space, Sampler, SearchSpace};
 pub use cmaes::{CmaEsSampler, CmaEsSamplerConfig};
+pub use gp::{GpSampler, GpSamplerConfig};
 pub use grid::{GridSampler, GridSamplerConfig};
 pub use qmc::{QmcKind, QmcSampler, QmcSamplerConfig};
 pub use random::{RandomSampler, RandomSamplerConfig};

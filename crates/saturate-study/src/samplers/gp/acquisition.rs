@@ -1,0 +1,341 @@
+//! Acquisition functions on a fitted GP, with their gradients (Optuna's `_gp/acqf.py`):
+//! log expected improvement, and its q-batch Monte Carlo form when trials are RUNNING.
+//!
+//! Values are maximised. A constrained variant (Optuna's `LogCEI`) adds, for each
+//! constraint GP, the log probability of feasibility at the point to the value and its
+//! gradient: [`Acquisition::value_and_gradient`] is the one place such a term would join.
+
+use std::f64::consts::PI;
+
+use crate::samplers::gp::linalg::{cholesky, cholesky_solve};
+use crate::samplers::gp::regressor::GpRegressor;
+
+/// Added to the posterior variance so that its square root stays differentiable.
+const STABILIZING_NOISE: f64 = 1e-12;
+/// Improvements are clamped at this before their log.
+const IMPROVEMENT_FLOOR: f64 = 1e-12;
+
+/// `log E[max(0, Z + z)]` for standard normal Z, and its derivative in `z`
+/// (Ament et al., "Unexpected Improvements to Expected Improvement for Bayesian
+/// Optimization", NeurIPS 2023, eq. 9). Below z = -25 the closed form underflows; there
+/// `EI(z) = φ(z) (1 + √(π/2) z erfcx(-z/√2))`, and the bracket is evaluated by its
+/// asymptotic series `u - 3u² + 15u³ - …` with `u = 1/z²`, which has no cancellation.
+pub(crate) fn standard_logei(z: f64) -> (f64, f64) {
+    if z >= -25.0 {
+        let cdf = 0.5 * libm::erfc(-z / std::f64::consts::SQRT_2);
+        let pdf = (-0.5 * z * z).exp() / (2.0 * PI).sqrt();
+        let ei = z * cdf + pdf;
+        (ei.ln(), cdf / ei)
+    } else {
+        let u = 1.0 / (z * z);
+        // bracket = Σ_{k≥1} (-1)^{k+1} (2k-1)!! u^k; tail = Σ_{k≥0} (-1)^k (2k-1)!! u^k.
+        let (mut bracket, mut tail) = (0.0, 1.0);
+        let mut term = 1.0;
+        for k in 1..16 {
+            term *= -((2 * k - 1) as f64) * u;
+            bracket -= term;
+            tail += term;
+        }
+        let value = -0.5 * z * z - 0.5 * (2.0 * PI).ln() + bracket.ln();
+        (value, -tail / (z * bracket))
+    }
+}
+
+/// `log E[max(0, y - f0)]` for `y ~ N(mean, var)`, and its derivatives in `mean` and `var`.
+pub(crate) fn logei(mean: f64, var: f64, f0: f64) -> (f64, f64, f64) {
+    let sigma = (var + STABILIZING_NOISE).sqrt();
+    let z = (mean - f0) / sigma;
+    let (h, dh) = standard_logei(z);
+    let dmean = dh / sigma;
+    let dsigma = (1.0 - dh * z) / sigma;
+    (h + sigma.ln(), dmean, dsigma / (2.0 * sigma))
+}
+
+/// Standard normal quantile (Acklam's rational approximation refined by one Halley step).
+pub(crate) fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    let x = if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    };
+    let e = 0.5 * libm::erfc(-x / std::f64::consts::SQRT_2) - p;
+    let u = e * (2.0 * PI).sqrt() * (0.5 * x * x).exp();
+    x - u / (1.0 + 0.5 * x * u)
+}
+
+/// Scrambled Sobol points of dimension `dim` mapped to standard normals (BoTorch's and
+/// Optuna's `sample_from_normal_sobol`), `n × dim` row-major.
+pub(crate) fn normal_sobol(dim: usize, n: usize, seed: u32) -> Vec<f64> {
+    let mut out = Vec::with_capacity(n * dim);
+    for i in 0..n {
+        for d in 0..dim {
+            let u = if dim <= 256 {
+                f64::from(sobol_burley::sample(i as u32, d as u32, seed))
+            } else {
+                // Beyond the crate's 256 dimensions: a hashed uniform.
+                let h = (i as u64 ^ ((d as u64) << 32) ^ u64::from(seed))
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                (h >> 11) as f64 / (1u64 << 53) as f64
+            };
+            // Half an f32 ulp keeps the quantile finite at u = 0.
+            let u = (u + 0.5 / f64::from(1u32 << 24)).min(1.0 - 1e-9);
+            out.push(normal_quantile(u));
+        }
+    }
+    out
+}
+
+/// The conditional model of qLogEI: fantasies at the RUNNING points drawn once from the
+/// joint posterior with fixed quasi-random normals, and the posterior of a candidate given
+/// them (Optuna's `ConditionalGPRegressor`).
+#[derive(Debug, Clone)]
+pub(crate) struct Fantasies {
+    running: Vec<Vec<f64>>,
+    n_samples: usize,
+    /// The candidate's fixed normal per sample.
+    candidate_normals: Vec<f64>,
+    /// Per sample: the best log improvement among the fantasies.
+    best_fantasy_log_improvement: Vec<f64>,
+    /// Cholesky factor of the running points' posterior covariance.
+    running_chol: Vec<f64>,
+    /// `r × n_samples`: that covariance's inverse applied to (fantasy − mean).
+    inv_delta: Vec<f64>,
+    /// `n × r`: `C⁻¹ K(X, X_running)`.
+    v_r: Vec<f64>,
+}
+
+impl Fantasies {
+    fn new(
+        gp: &GpRegressor,
+        running: Vec<Vec<f64>>,
+        n_samples: usize,
+        seed: u32,
+        threshold: f64,
+    ) -> Self {
+        let r = running.len();
+        let n = gp.data.n;
+        let normals = normal_sobol(r + 1, n_samples, seed);
+        let (mean_r, mut cov) = gp.joint_posterior(&running);
+        for a in 0..r {
+            cov[a * r + a] += STABILIZING_NOISE;
+        }
+        // Duplicated RUNNING points make the covariance singular; more jitter then.
+        let mut jitter = 1e-10;
+        let running_chol = loop {
+            if let Some(l) = cholesky(&cov, r) {
+                break l;
+            }
+            for a in 0..r {
+                cov[a * r + a] += jitter;
+            }
+            jitter *= 10.0;
+        };
+        let mut inv_delta = vec![0.0; r * n_samples];
+        let mut best = vec![f64::NEG_INFINITY; n_samples];
+        for s in 0..n_samples {
+            let z = &normals[s * (r + 1)..s * (r + 1) + r];
+            let delta: Vec<f64> = (0..r)
+                .map(|a| (0..=a).map(|b| running_chol[a * r + b] * z[b]).sum())
+                .collect();
+            for a in 0..r {
+                let improvement = (mean_r[a] + delta[a] - threshold).max(IMPROVEMENT_FLOOR);
+                best[s] = best[s].max(improvement.ln());
+            }
+            let solved = cholesky_solve(&running_chol, r, &delta);
+            for a in 0..r {
+                inv_delta[a * n_samples + s] = solved[a];
+            }
+        }
+        let mut v_r = vec![0.0; n * r];
+        for (a, point) in running.iter().enumerate() {
+            let solved = cholesky_solve(&gp.chol, n, &gp.kernel_row(point));
+            for i in 0..n {
+                v_r[i * r + a] = solved[i];
+            }
+        }
+        Self {
+            candidate_normals: (0..n_samples).map(|s| normals[s * (r + 1) + r]).collect(),
+            running,
+            n_samples,
+            best_fantasy_log_improvement: best,
+            running_chol,
+            inv_delta,
+            v_r,
+        }
+    }
+}
+
+/// An acquisition function of a fitted GP (maximised).
+#[derive(Debug, Clone)]
+pub(crate) struct Acquisition {
+    gp: GpRegressor,
+    threshold: f64,
+    fantasies: Option<Fantasies>,
+}
+
+impl Acquisition {
+    /// Log expected improvement over `threshold` (the best standardised value).
+    pub(crate) fn log_ei(gp: GpRegressor, threshold: f64) -> Self {
+        Self {
+            gp,
+            threshold,
+            fantasies: None,
+        }
+    }
+
+    /// qLogEI: the expected best improvement of the candidate together with the RUNNING
+    /// points, estimated with `n_samples` quasi-random fantasies.
+    pub(crate) fn q_log_ei(
+        gp: GpRegressor,
+        threshold: f64,
+        running: Vec<Vec<f64>>,
+        n_samples: usize,
+        seed: u32,
+    ) -> Self {
+        let fantasies = Fantasies::new(&gp, running, n_samples, seed, threshold);
+        Self {
+            gp,
+            threshold,
+            fantasies: Some(fantasies),
+        }
+    }
+
+    pub(crate) fn lengthscales(&self) -> Vec<f64> {
+        self.gp.params.lengthscales()
+    }
+
+    pub(crate) fn value(&self, x: &[f64]) -> f64 {
+        match &self.fantasies {
+            None => {
+                let (mean, var) = self.gp.posterior(x);
+                logei(mean, var, self.threshold).0
+            }
+            Some(_) => self.value_and_gradient(x).0,
+        }
+    }
+
+    /// The value and its gradient in `x` (0 along categorical coordinates).
+    pub(crate) fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
+        let p = self.gp.posterior_with_gradient(x);
+        let Some(f) = &self.fantasies else {
+            let (value, dmean, dvar) = logei(p.mean, p.var, self.threshold);
+            let grad = (0..x.len())
+                .map(|d| dmean * p.dmean[d] + dvar * p.dvar[d])
+                .collect();
+            return (value, grad);
+        };
+        let (gp, dim, n, r) = (&self.gp, x.len(), self.gp.data.n, f.running.len());
+        // Posterior cross-covariance with the running points and its gradient.
+        let k_x = gp.kernel_row(x);
+        let mut dk_x = vec![0.0; n * dim];
+        for i in 0..n {
+            let row = &gp.data.x[i * dim..(i + 1) * dim];
+            gp.kernel_gradient(x, row, &mut dk_x[i * dim..(i + 1) * dim]);
+        }
+        let mut c = vec![0.0; r];
+        let mut dc = vec![0.0; r * dim];
+        let mut buffer = vec![0.0; dim];
+        for (a, point) in f.running.iter().enumerate() {
+            c[a] = gp.kernel(x, point) - (0..n).map(|i| k_x[i] * f.v_r[i * r + a]).sum::<f64>();
+            gp.kernel_gradient(x, point, &mut buffer);
+            for d in 0..dim {
+                dc[a * dim + d] = buffer[d]
+                    - (0..n)
+                        .map(|i| dk_x[i * dim + d] * f.v_r[i * r + a])
+                        .sum::<f64>();
+            }
+        }
+        let inv_c = cholesky_solve(&f.running_chol, r, &c);
+        let raw_var =
+            p.var + STABILIZING_NOISE - c.iter().zip(&inv_c).map(|(a, b)| a * b).sum::<f64>();
+        let sd = raw_var.max(0.0).sqrt();
+        let dsd: Vec<f64> = (0..dim)
+            .map(|d| {
+                if raw_var <= 0.0 {
+                    return 0.0;
+                }
+                let dvar =
+                    p.dvar[d] - 2.0 * (0..r).map(|a| inv_c[a] * dc[a * dim + d]).sum::<f64>();
+                dvar / (2.0 * sd)
+            })
+            .collect();
+        // Per sample: the better of the fantasies' and the candidate's log improvement.
+        let s_count = f.n_samples;
+        let mut maxima = vec![0.0; s_count];
+        let mut weights = vec![0.0; s_count];
+        for s in 0..s_count {
+            let shift: f64 = (0..r).map(|a| c[a] * f.inv_delta[a * s_count + s]).sum();
+            let y = p.mean + shift + sd * f.candidate_normals[s];
+            let improvement = y - self.threshold;
+            let candidate = improvement.max(IMPROVEMENT_FLOOR).ln();
+            let fantasy = f.best_fantasy_log_improvement[s];
+            maxima[s] = candidate.max(fantasy);
+            if candidate > fantasy && improvement > IMPROVEMENT_FLOOR {
+                weights[s] = 1.0 / improvement;
+            }
+        }
+        let top = maxima.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = maxima.iter().map(|m| (m - top).exp()).sum();
+        let value = top + sum.ln() - (s_count as f64).ln();
+        // d value / d y_s = softmax_s / improvement_s where the candidate wins.
+        let (mut w_total, mut w_normal) = (0.0, 0.0);
+        let mut w_shift = vec![0.0; r];
+        for s in 0..s_count {
+            let w = (maxima[s] - top).exp() / sum * weights[s];
+            if w == 0.0 {
+                continue;
+            }
+            w_total += w;
+            w_normal += w * f.candidate_normals[s];
+            for (a, acc) in w_shift.iter_mut().enumerate() {
+                *acc += w * f.inv_delta[a * s_count + s];
+            }
+        }
+        let grad = (0..dim)
+            .map(|d| {
+                w_total * p.dmean[d]
+                    + (0..r).map(|a| w_shift[a] * dc[a * dim + d]).sum::<f64>()
+                    + w_normal * dsd[d]
+            })
+            .collect();
+        (value, grad)
+    }
+}

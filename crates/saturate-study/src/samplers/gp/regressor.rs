@@ -1,0 +1,446 @@
+//! The Gaussian process: a Matérn 5/2 kernel with automatic relevance determination, its
+//! marginal likelihood and analytic gradient, the maximum a posteriori fit of the kernel
+//! parameters, and the posterior (Optuna's `_gp/gp.py` and `_gp/prior.py`).
+
+use crate::samplers::gp::lbfgs::{minimize, LbfgsSettings};
+use crate::samplers::gp::linalg::{cholesky, cholesky_inverse, cholesky_solve, solve_lower};
+
+/// The noise variance never goes below this (Optuna's `DEFAULT_MINIMUM_NOISE_VAR`).
+pub(crate) const MINIMUM_NOISE_VAR: f64 = 1e-6;
+/// scipy's `gtol` in Optuna's kernel fit: a smaller one makes the fit unstable.
+pub(crate) const FIT_GTOL: f64 = 1e-2;
+
+/// Matérn 5/2 as a function of the squared scaled distance `d2`:
+/// `exp(-√(5 d2)) (5/3 d2 + √(5 d2) + 1)`.
+pub(crate) fn matern52(d2: f64) -> f64 {
+    let s = (5.0 * d2).sqrt();
+    (-s).exp() * ((5.0 / 3.0) * d2 + s + 1.0)
+}
+
+/// The derivative of [`matern52`] with respect to `d2` (finite at 0, unlike the chain
+/// rule through the square root).
+pub(crate) fn matern52_derivative(d2: f64) -> f64 {
+    let s = (5.0 * d2).sqrt();
+    (-5.0 / 6.0) * (s + 1.0) * (-s).exp()
+}
+
+/// The kernel's parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KernelParams {
+    /// `1 / ℓ_d²`, one per coordinate.
+    pub inverse_squared_lengthscales: Vec<f64>,
+    pub kernel_scale: f64,
+    pub noise_var: f64,
+}
+
+impl KernelParams {
+    /// Optuna's starting point and fallback: everything 1.
+    pub(crate) fn default_for(dim: usize) -> Self {
+        Self {
+            inverse_squared_lengthscales: vec![1.0; dim],
+            kernel_scale: 1.0,
+            noise_var: 1.0,
+        }
+    }
+
+    pub(crate) fn lengthscales(&self) -> Vec<f64> {
+        self.inverse_squared_lengthscales
+            .iter()
+            .map(|w| 1.0 / w.sqrt())
+            .collect()
+    }
+}
+
+/// Per-coordinate squared difference: squared for numerical coordinates, 0 or 1 (Hamming)
+/// for categorical ones.
+#[inline]
+pub(crate) fn coordinate_sqd(a: f64, b: f64, categorical: bool) -> f64 {
+    if categorical {
+        f64::from(u8::from(a != b))
+    } else {
+        (a - b) * (a - b)
+    }
+}
+
+/// The log prior of the kernel parameters (Optuna's `default_log_prior`, constants
+/// dropped): `-Σ (0.1/w + 0.1 w)` on the inverse squared lengthscales, Gamma(2, 1) on
+/// the kernel scale and Gamma(1.1, 30) on the noise variance.
+pub(crate) fn log_prior(params: &KernelParams) -> f64 {
+    let lengthscales: f64 = params
+        .inverse_squared_lengthscales
+        .iter()
+        .map(|w| 0.1 / w + 0.1 * w)
+        .sum();
+    let gamma = |x: f64, concentration: f64, rate: f64| (concentration - 1.0) * x.ln() - rate * x;
+    -lengthscales + gamma(params.kernel_scale, 2.0, 1.0) + gamma(params.noise_var, 1.1, 30.0)
+}
+
+/// Why a kernel fit failed (Optuna then retries from the default parameters).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FitError {
+    /// The covariance matrix was not numerically positive definite.
+    NotPositiveDefinite,
+    /// The optimiser stopped without converging.
+    NotConverged,
+}
+
+/// Training data with the per-pair squared differences precomputed.
+#[derive(Debug, Clone)]
+pub(crate) struct TrainingData {
+    pub is_categorical: Vec<bool>,
+    /// `n × dim`, row-major.
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    pub n: usize,
+    pub dim: usize,
+    /// `n × n × dim` per-coordinate squared differences.
+    sqd: Vec<f64>,
+}
+
+impl TrainingData {
+    pub(crate) fn new(x: Vec<Vec<f64>>, y: Vec<f64>, is_categorical: Vec<bool>) -> Self {
+        let n = x.len();
+        let dim = is_categorical.len();
+        let mut sqd = vec![0.0; n * n * dim];
+        for i in 0..n {
+            for j in 0..n {
+                for d in 0..dim {
+                    sqd[(i * n + j) * dim + d] =
+                        coordinate_sqd(x[i][d], x[j][d], is_categorical[d]);
+                }
+            }
+        }
+        Self {
+            is_categorical,
+            x: x.concat(),
+            y,
+            n,
+            dim,
+            sqd,
+        }
+    }
+
+    fn row(&self, i: usize) -> &[f64] {
+        &self.x[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// The noise-free kernel matrix `K(X, X)`.
+    pub(crate) fn kernel_matrix(&self, params: &KernelParams) -> Vec<f64> {
+        let (n, dim) = (self.n, self.dim);
+        let w = &params.inverse_squared_lengthscales;
+        let mut k = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..=i {
+                let sqd = &self.sqd[(i * n + j) * dim..(i * n + j + 1) * dim];
+                let d2: f64 = sqd.iter().zip(w).map(|(a, b)| a * b).sum();
+                let v = params.kernel_scale * matern52(d2);
+                k[i * n + j] = v;
+                k[j * n + i] = v;
+            }
+        }
+        k
+    }
+
+    /// The log marginal likelihood without its constant,
+    /// `-½ log det C - ½ yᵀ C⁻¹ y` with `C = K + σ² I`, and its gradient with respect to
+    /// `(log w_1..log w_dim, log s, log(σ² - minimum))`; `None` when `C` is not positive
+    /// definite. `noise_free` leaves the noise out of the gradient (it is fixed).
+    pub(crate) fn marginal_log_likelihood(
+        &self,
+        params: &KernelParams,
+        minimum_noise: f64,
+        noise_free: bool,
+    ) -> Option<(f64, Vec<f64>)> {
+        let (n, dim) = (self.n, self.dim);
+        let mut c = self.kernel_matrix(params);
+        for i in 0..n {
+            c[i * n + i] += params.noise_var;
+        }
+        let l = cholesky(&c, n)?;
+        let logdet: f64 = (0..n).map(|i| l[i * n + i].ln()).sum();
+        let u = solve_lower(&l, n, &self.y);
+        let value = -logdet - 0.5 * u.iter().map(|v| v * v).sum::<f64>();
+        // dMLL/dC = ½ (α αᵀ - C⁻¹), α = C⁻¹ y.
+        let alpha = cholesky_solve(&l, n, &self.y);
+        let inverse = cholesky_inverse(&l, n);
+        let w = &params.inverse_squared_lengthscales;
+        let mut grad = vec![0.0; dim + 2];
+        let mut trace_k = 0.0;
+        let mut trace_noise = 0.0;
+        for i in 0..n {
+            for j in 0..n {
+                let a = 0.5 * (alpha[i] * alpha[j] - inverse[i * n + j]);
+                let sqd = &self.sqd[(i * n + j) * dim..(i * n + j + 1) * dim];
+                let d2: f64 = sqd.iter().zip(w).map(|(a, b)| a * b).sum();
+                let dk_dd2 = params.kernel_scale * matern52_derivative(d2);
+                for d in 0..dim {
+                    grad[d] += a * dk_dd2 * sqd[d] * w[d];
+                }
+                trace_k += a * params.kernel_scale * matern52(d2);
+                if i == j {
+                    trace_noise += a;
+                }
+            }
+        }
+        grad[dim] = trace_k;
+        grad[dim + 1] = if noise_free {
+            0.0
+        } else {
+            trace_noise * (params.noise_var - minimum_noise)
+        };
+        Some((value, grad))
+    }
+}
+
+/// The gradient of [`log_prior`] with respect to the same raw parameters as
+/// [`TrainingData::marginal_log_likelihood`].
+fn log_prior_gradient(params: &KernelParams, minimum_noise: f64, noise_free: bool) -> Vec<f64> {
+    let mut grad: Vec<f64> = params
+        .inverse_squared_lengthscales
+        .iter()
+        .map(|w| 0.1 / w - 0.1 * w)
+        .collect();
+    grad.push(1.0 - params.kernel_scale);
+    grad.push(if noise_free {
+        0.0
+    } else {
+        (0.1 / params.noise_var - 30.0) * (params.noise_var - minimum_noise)
+    });
+    grad
+}
+
+fn params_from_raw(raw: &[f64], dim: usize, minimum_noise: f64, noise_free: bool) -> KernelParams {
+    KernelParams {
+        inverse_squared_lengthscales: raw[..dim].iter().map(|v| v.exp()).collect(),
+        kernel_scale: raw[dim].exp(),
+        noise_var: if noise_free {
+            minimum_noise
+        } else {
+            raw[dim + 1].exp() + minimum_noise
+        },
+    }
+}
+
+/// The negative log posterior (the fit's loss) and its gradient at raw parameters.
+pub(crate) fn fit_loss(
+    data: &TrainingData,
+    raw: &[f64],
+    minimum_noise: f64,
+    noise_free: bool,
+) -> Result<(f64, Vec<f64>), FitError> {
+    let params = params_from_raw(raw, data.dim, minimum_noise, noise_free);
+    let (mll, mll_grad) = data
+        .marginal_log_likelihood(&params, minimum_noise, noise_free)
+        .ok_or(FitError::NotPositiveDefinite)?;
+    let prior_grad = log_prior_gradient(&params, minimum_noise, noise_free);
+    let loss = -mll - log_prior(&params);
+    let grad = mll_grad
+        .iter()
+        .zip(&prior_grad)
+        .map(|(a, b)| -a - b)
+        .collect();
+    Ok((loss, grad))
+}
+
+/// Fits the kernel parameters by maximum a posteriori from `start` (Optuna's
+/// `_fit_kernel_params`): L-BFGS on the logs of the parameters, the noise above
+/// `minimum_noise` (fixed at it with `noise_free`).
+pub(crate) fn fit_from(
+    data: &TrainingData,
+    start: &KernelParams,
+    minimum_noise: f64,
+    noise_free: bool,
+    gtol: f64,
+) -> Result<KernelParams, FitError> {
+    let mut raw: Vec<f64> = start
+        .inverse_squared_lengthscales
+        .iter()
+        .map(|w| w.ln())
+        .collect();
+    raw.push(start.kernel_scale.ln());
+    // A hundredth of the minimum stays in the raw noise, away from log(0).
+    raw.push((start.noise_var - 0.99 * minimum_noise).ln());
+    let settings = LbfgsSettings {
+        pgtol: gtol,
+        ..Default::default()
+    };
+    let result = minimize(
+        |raw| fit_loss(data, raw, minimum_noise, noise_free),
+        &raw,
+        None,
+        settings,
+    )?;
+    if !result.converged {
+        return Err(FitError::NotConverged);
+    }
+    Ok(params_from_raw(
+        &result.x,
+        data.dim,
+        minimum_noise,
+        noise_free,
+    ))
+}
+
+/// Optuna's `fit_kernel_params`: from the cached parameters, then from the defaults, then
+/// the defaults unfitted.
+pub(crate) fn fit_kernel_params(
+    data: TrainingData,
+    cache: Option<&KernelParams>,
+    minimum_noise: f64,
+    noise_free: bool,
+) -> GpRegressor {
+    let default = KernelParams::default_for(data.dim);
+    let starts = [cache.unwrap_or(&default), &default];
+    for start in starts {
+        if let Ok(params) = fit_from(&data, start, minimum_noise, noise_free, FIT_GTOL) {
+            if let Some(gp) = GpRegressor::new(data.clone(), params) {
+                return gp;
+            }
+        }
+    }
+    log::warn!("fitting the GP's kernel parameters failed; using the default parameters");
+    match GpRegressor::new(data.clone(), default.clone()) {
+        Some(gp) => gp,
+        // Unreachable in practice: K + I is positive definite. Keep going with more noise.
+        None => GpRegressor::new(
+            data,
+            KernelParams {
+                noise_var: 1e3,
+                ..default
+            },
+        )
+        .expect("a diagonally dominant covariance"),
+    }
+}
+
+/// A fitted GP with its factorised covariance.
+#[derive(Debug, Clone)]
+pub(crate) struct GpRegressor {
+    pub data: TrainingData,
+    pub params: KernelParams,
+    /// Cholesky factor of `K + σ² I`.
+    pub chol: Vec<f64>,
+    /// `(K + σ² I)⁻¹ y`.
+    pub alpha: Vec<f64>,
+}
+
+/// The posterior at one point and its gradient with respect to the point.
+#[derive(Debug, Clone)]
+pub(crate) struct PosteriorWithGradient {
+    pub mean: f64,
+    pub var: f64,
+    pub dmean: Vec<f64>,
+    pub dvar: Vec<f64>,
+}
+
+impl GpRegressor {
+    pub(crate) fn new(data: TrainingData, params: KernelParams) -> Option<Self> {
+        let n = data.n;
+        let mut c = data.kernel_matrix(&params);
+        for i in 0..n {
+            c[i * n + i] += params.noise_var;
+        }
+        let chol = cholesky(&c, n)?;
+        let alpha = cholesky_solve(&chol, n, &data.y);
+        Some(Self {
+            data,
+            params,
+            chol,
+            alpha,
+        })
+    }
+
+    /// `k(a, b)`.
+    pub(crate) fn kernel(&self, a: &[f64], b: &[f64]) -> f64 {
+        self.params.kernel_scale * matern52(self.scaled_d2(a, b))
+    }
+
+    fn scaled_d2(&self, a: &[f64], b: &[f64]) -> f64 {
+        let w = &self.params.inverse_squared_lengthscales;
+        let cat = &self.data.is_categorical;
+        (0..a.len())
+            .map(|d| w[d] * coordinate_sqd(a[d], b[d], cat[d]))
+            .sum()
+    }
+
+    /// `∂k(x, b)/∂x` on numerical coordinates (0 on categorical ones).
+    pub(crate) fn kernel_gradient(&self, x: &[f64], b: &[f64], out: &mut [f64]) {
+        let w = &self.params.inverse_squared_lengthscales;
+        let cat = &self.data.is_categorical;
+        let dk = self.params.kernel_scale * matern52_derivative(self.scaled_d2(x, b));
+        for d in 0..x.len() {
+            out[d] = if cat[d] {
+                0.0
+            } else {
+                dk * w[d] * 2.0 * (x[d] - b[d])
+            };
+        }
+    }
+
+    /// `k(x, X_train)`.
+    pub(crate) fn kernel_row(&self, x: &[f64]) -> Vec<f64> {
+        (0..self.data.n)
+            .map(|i| self.kernel(x, self.data.row(i)))
+            .collect()
+    }
+
+    /// Posterior mean and variance (clamped at 0) at `x`.
+    pub(crate) fn posterior(&self, x: &[f64]) -> (f64, f64) {
+        let k = self.kernel_row(x);
+        let mean: f64 = k.iter().zip(&self.alpha).map(|(a, b)| a * b).sum();
+        let v = solve_lower(&self.chol, self.data.n, &k);
+        let var = self.params.kernel_scale - v.iter().map(|a| a * a).sum::<f64>();
+        (mean, var.max(0.0))
+    }
+
+    /// Posterior mean and variance at `x` with their gradients.
+    pub(crate) fn posterior_with_gradient(&self, x: &[f64]) -> PosteriorWithGradient {
+        let (n, dim) = (self.data.n, self.data.dim);
+        let k = self.kernel_row(x);
+        let mean: f64 = k.iter().zip(&self.alpha).map(|(a, b)| a * b).sum();
+        let c_inv_k = cholesky_solve(&self.chol, n, &k);
+        let raw_var =
+            self.params.kernel_scale - k.iter().zip(&c_inv_k).map(|(a, b)| a * b).sum::<f64>();
+        let mut dmean = vec![0.0; dim];
+        let mut dvar = vec![0.0; dim];
+        let mut dk = vec![0.0; dim];
+        for i in 0..n {
+            self.kernel_gradient(x, self.data.row(i), &mut dk);
+            for d in 0..dim {
+                dmean[d] += self.alpha[i] * dk[d];
+                dvar[d] -= 2.0 * c_inv_k[i] * dk[d];
+            }
+        }
+        if raw_var <= 0.0 {
+            dvar.iter_mut().for_each(|v| *v = 0.0);
+        }
+        PosteriorWithGradient {
+            mean,
+            var: raw_var.max(0.0),
+            dmean,
+            dvar,
+        }
+    }
+
+    /// The joint posterior at several points: means and the covariance (diagonal clamped at
+    /// 0), row-major.
+    pub(crate) fn joint_posterior(&self, points: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {
+        let (n, r) = (self.data.n, points.len());
+        let rows: Vec<Vec<f64>> = points.iter().map(|p| self.kernel_row(p)).collect();
+        let means = rows
+            .iter()
+            .map(|k| k.iter().zip(&self.alpha).map(|(a, b)| a * b).sum())
+            .collect();
+        let solved: Vec<Vec<f64>> = rows.iter().map(|k| solve_lower(&self.chol, n, k)).collect();
+        let mut cov = vec![0.0; r * r];
+        for a in 0..r {
+            for b in 0..r {
+                let prior = self.kernel(&points[a], &points[b]);
+                let reduction: f64 = solved[a].iter().zip(&solved[b]).map(|(x, y)| x * y).sum();
+                cov[a * r + b] = prior - reduction;
+            }
+            cov[a * r + a] = cov[a * r + a].max(0.0);
+        }
+        (means, cov)
+    }
+}

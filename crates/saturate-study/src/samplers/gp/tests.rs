@@ -1,0 +1,333 @@
+//! The GP's numbers against Optuna 5.0's own functions.
+//!
+//! The golden values come from this script, run with optuna 5.0.0 and torch 2.15 (the
+//! venv of `scripts/bench-gp.sh`):
+//!
+//! ```python
+//! import numpy as np, torch
+//! from optuna._gp import gp as gpm, prior, acqf
+//! X = np.array([[0.1, 0.0], [0.4, 1.0], [0.8, 2.0], [0.55, 1.0], [0.9, 0.0]])
+//! Y = np.array([-0.5, 1.2, 0.3, 0.9, -1.1])
+//! is_cat = np.array([False, True])
+//! g = gpm.GPRegressor(torch.from_numpy(is_cat), torch.from_numpy(X), torch.from_numpy(Y),
+//!     torch.tensor([2.0, 0.5], dtype=torch.float64), torch.tensor(1.3, dtype=torch.float64),
+//!     torch.tensor(0.01, dtype=torch.float64))
+//! print("K", g.kernel().numpy().ravel().tolist())
+//! raw = torch.tensor(np.log([2.0, 0.5, 1.3, 0.01 - 0.99e-6]), requires_grad=True)
+//! g.inverse_squared_lengthscales = torch.exp(raw[:2]); g.kernel_scale = torch.exp(raw[2])
+//! g.noise_var = torch.exp(raw[3]) + 1e-6
+//! mll = g.marginal_log_likelihood()
+//! loss = -mll - prior.default_log_prior(g)
+//! loss.backward()
+//! print("mll", mll.item(), "loss", loss.item(), "grad", raw.grad.numpy().tolist())
+//! for m, v, f0 in [(0.3, 0.2, 0.1), (-1.0, 0.01, 0.5), (-3.0, 0.01, 0.5), (0.0, 1e-4, 2.0)]:
+//!     mt = torch.tensor(m, dtype=torch.float64, requires_grad=True)
+//!     vt = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+//!     out = acqf.logei(mt, vt + 1e-12, f0); out.backward()
+//!     print("logei", m, v, f0, out.item(), mt.grad.item(), vt.grad.item())
+//! for fit_gtol in [1e-2, 1e-8]:
+//!     r = gpm.fit_kernel_params(X, Y, is_cat, prior.default_log_prior, 1e-6, False, None,
+//!                               gtol=fit_gtol)
+//!     print("fit", fit_gtol, r.inverse_squared_lengthscales.numpy().tolist(),
+//!           r.kernel_scale.item(), r.noise_var.item())
+//!     x = torch.tensor([0.3, 2.0], dtype=torch.float64, requires_grad=True)
+//!     mean, var = r.posterior(x)
+//!     print("posterior", mean.item(), var.item())
+//!     a = acqf.LogEI(r, None, threshold=float(Y.max()))
+//!     val = a.eval_acqf(x); val.backward()
+//!     print("acq", val.item(), x.grad.numpy().tolist())
+//! ```
+
+use super::acquisition::{logei, normal_quantile, standard_logei, Acquisition};
+use super::regressor::{
+    fit_from, fit_loss, GpRegressor, KernelParams, TrainingData, FIT_GTOL, MINIMUM_NOISE_VAR,
+};
+
+fn data() -> TrainingData {
+    TrainingData::new(
+        vec![
+            vec![0.1, 0.0],
+            vec![0.4, 1.0],
+            vec![0.8, 2.0],
+            vec![0.55, 1.0],
+            vec![0.9, 0.0],
+        ],
+        vec![-0.5, 1.2, 0.3, 0.9, -1.1],
+        vec![false, true],
+    )
+}
+
+fn params() -> KernelParams {
+    KernelParams {
+        inverse_squared_lengthscales: vec![2.0, 0.5],
+        kernel_scale: 1.3,
+        noise_var: 0.01,
+    }
+}
+
+/// Optuna's fit with its default gtol (1e-2) on [`data`].
+fn optuna_fit() -> KernelParams {
+    KernelParams {
+        inverse_squared_lengthscales: vec![1.2098454602784192, 2.632995665940916],
+        kernel_scale: 0.9115821835147363,
+        noise_var: 0.005588759417938946,
+    }
+}
+
+fn assert_close(what: &str, got: f64, want: f64, tolerance: f64) {
+    let scale = want.abs().max(1.0);
+    assert!(
+        (got - want).abs() <= tolerance * scale,
+        "{what}: got {got}, want {want} (tolerance {tolerance} relative)"
+    );
+}
+
+#[test]
+fn kernel_matrix_matches_optuna() {
+    let want = [
+        1.3,
+        0.8179484563102183,
+        0.5296780754874434,
+        0.7181418311706455,
+        0.5865621641513152,
+        0.8179484563102183,
+        1.3,
+        0.7536646702116513,
+        1.2533910442031297,
+        0.6811923414813664,
+        0.5296780754874434,
+        0.7536646702116513,
+        1.3,
+        0.8454196339450675,
+        0.9018487917376201,
+        0.7181418311706455,
+        1.2533910442031297,
+        0.8454196339450675,
+        1.3,
+        0.7871473675749919,
+        0.5865621641513152,
+        0.6811923414813664,
+        0.9018487917376201,
+        0.7871473675749919,
+        1.3,
+    ];
+    let got = data().kernel_matrix(&params());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_close(&format!("K[{i}]"), *g, w, 1e-14);
+    }
+}
+
+#[test]
+fn marginal_likelihood_loss_and_gradient_match_optuna() {
+    let data = data();
+    // The script's noise is exp(log(0.01 - 0.99e-6)) + 1e-6.
+    let at = KernelParams {
+        noise_var: 0.01 + 0.01 * MINIMUM_NOISE_VAR,
+        ..params()
+    };
+    let (mll, _) = data
+        .marginal_log_likelihood(&at, MINIMUM_NOISE_VAR, false)
+        .unwrap();
+    assert_close("mll", mll, -1.5062764251604688, 1e-12);
+    let raw = [
+        2.0f64.ln(),
+        0.5f64.ln(),
+        1.3f64.ln(),
+        (0.01 - 0.99e-6f64).ln(),
+    ];
+    let (loss, grad) = fit_loss(&data, &raw, MINIMUM_NOISE_VAR, false).unwrap();
+    assert_close("loss", loss, 3.8044293792918373, 1e-12);
+    let want = [
+        0.4223385889882482,
+        -1.1561413741581261,
+        -0.27100143696437995,
+        0.21795719326621302,
+    ];
+    for (i, (g, w)) in grad.iter().zip(want).enumerate() {
+        assert_close(&format!("grad[{i}]"), *g, w, 1e-10);
+    }
+    // The noise is fixed for a deterministic objective: no gradient along it.
+    let (_, grad) = fit_loss(&data, &raw, MINIMUM_NOISE_VAR, true).unwrap();
+    assert_eq!(grad[3], 0.0);
+}
+
+#[test]
+fn log_expected_improvement_matches_optuna() {
+    // (mean, var, f0) -> (logEI, d/dmean, d/dvar)
+    let cases = [
+        (
+            (0.3, 0.2, 0.1),
+            (-1.2175237339527092, 2.272721686982547, 1.3636391565019086),
+        ),
+        (
+            (-1.0, 0.01, 0.5),
+            (-121.15075576570244, 151.31608563403125, 11398.70642141247),
+        ),
+        (
+            (-3.0, 0.01, 0.5),
+            (-622.8346617075418, 350.57003705247035, 61399.75647804233),
+        ),
+    ];
+    for ((m, v, f0), (value, dmean, dvar)) in cases {
+        let (got, gm, gv) = logei(m, v, f0);
+        assert_close(&format!("logei({m}, {v}, {f0})"), got, value, 1e-12);
+        assert_close(&format!("dmean({m}, {v}, {f0})"), gm, dmean, 1e-9);
+        assert_close(&format!("dvar({m}, {v}, {f0})"), gv, dvar, 1e-9);
+    }
+    // z = -200: Optuna's value (its gradient is NaN there; ours is checked below).
+    assert_close(
+        "logei(z=-200)",
+        logei(0.0, 1e-4, 2.0).0,
+        -20016.12061843072,
+        1e-12,
+    );
+}
+
+#[test]
+fn standard_logei_is_smooth_across_the_branch_and_its_derivative_is_right() {
+    for z in [-40.0f64, -25.5, -25.0, -24.9, -3.0, 0.0, 2.0] {
+        let h = 1e-6 * (1.0f64).max(z.abs());
+        let numeric = (standard_logei(z + h).0 - standard_logei(z - h).0) / (2.0 * h);
+        assert_close(&format!("d logei({z})"), standard_logei(z).1, numeric, 1e-6);
+    }
+    let (below, above) = (standard_logei(-25.0 - 1e-9).0, standard_logei(-25.0).0);
+    assert_close("branch", below, above, 1e-9);
+}
+
+#[test]
+fn fit_from_the_defaults_reaches_optunas_optimum() {
+    let data = data();
+    let start = KernelParams::default_for(2);
+    // With a tight tolerance both land on the optimum.
+    let tight = fit_from(&data, &start, MINIMUM_NOISE_VAR, false, 1e-8).unwrap();
+    let want = KernelParams {
+        inverse_squared_lengthscales: vec![1.2092094593115148, 2.649065449818855],
+        kernel_scale: 0.9165970448536718,
+        noise_var: 0.005267660915465186,
+    };
+    for d in 0..2 {
+        assert_close(
+            "lengthscale",
+            tight.inverse_squared_lengthscales[d],
+            want.inverse_squared_lengthscales[d],
+            2e-3,
+        );
+    }
+    assert_close("scale", tight.kernel_scale, want.kernel_scale, 2e-3);
+    assert_close("noise", tight.noise_var.ln(), want.noise_var.ln(), 2e-3);
+    // With Optuna's tolerance the paths differ, the objective hardly does.
+    let loose = fit_from(&data, &start, MINIMUM_NOISE_VAR, false, FIT_GTOL).unwrap();
+    let raw = |p: &KernelParams| {
+        let mut raw: Vec<f64> = p
+            .inverse_squared_lengthscales
+            .iter()
+            .map(|w| w.ln())
+            .collect();
+        raw.push(p.kernel_scale.ln());
+        raw.push((p.noise_var - MINIMUM_NOISE_VAR).ln());
+        raw
+    };
+    let loss = |p: &KernelParams| {
+        fit_loss(&data, &raw(p), MINIMUM_NOISE_VAR, false)
+            .unwrap()
+            .0
+    };
+    assert_close(
+        "loss at the loose fit",
+        loss(&loose),
+        loss(&optuna_fit()),
+        1e-3,
+    );
+    assert!(loss(&tight) <= loss(&optuna_fit()) + 1e-9);
+}
+
+#[test]
+fn posterior_and_acquisition_gradient_match_optuna() {
+    let gp = GpRegressor::new(data(), optuna_fit()).unwrap();
+    let (mean, var) = gp.posterior(&[0.3, 2.0]);
+    assert_close("mean", mean, 0.36155429063142797, 1e-12);
+    assert_close("var", var, 0.3192204611719486, 1e-12);
+    let acquisition = Acquisition::log_ei(gp, 1.2);
+    let (value, grad) = acquisition.value_and_gradient(&[0.3, 2.0]);
+    assert_close("acquisition", value, -4.0644652656058655, 1e-12);
+    assert_close("d/dx0", grad[0], -6.1901778895299735, 1e-9);
+    assert_eq!(grad[1], 0.0, "no gradient along a categorical coordinate");
+}
+
+fn numeric_gradient(acquisition: &Acquisition, x: &[f64]) -> Vec<f64> {
+    (0..x.len())
+        .map(|d| {
+            let h = 1e-6;
+            let (mut up, mut down) = (x.to_vec(), x.to_vec());
+            up[d] += h;
+            down[d] -= h;
+            (acquisition.value(&up) - acquisition.value(&down)) / (2.0 * h)
+        })
+        .collect()
+}
+
+#[test]
+fn q_log_ei_gradient_matches_finite_differences() {
+    let data = TrainingData::new(
+        vec![
+            vec![0.1, 0.2],
+            vec![0.5, 0.9],
+            vec![0.8, 0.4],
+            vec![0.3, 0.6],
+        ],
+        vec![0.2, -1.0, 1.1, 0.4],
+        vec![false, false],
+    );
+    let gp = GpRegressor::new(data, optuna_fit()).unwrap();
+    let running = vec![vec![0.7, 0.5], vec![0.2, 0.3]];
+    let acquisition = Acquisition::q_log_ei(gp, 1.1, running, 128, 7);
+    for x in [[0.6, 0.45], [0.35, 0.8], [0.9, 0.1]] {
+        let (value, grad) = acquisition.value_and_gradient(&x);
+        assert_close("value", value, acquisition.value(&x), 1e-14);
+        for (d, (g, n)) in grad
+            .iter()
+            .zip(numeric_gradient(&acquisition, &x))
+            .enumerate()
+        {
+            assert_close(&format!("d/dx{d} at {x:?}"), *g, n, 1e-5);
+        }
+    }
+}
+
+#[test]
+fn q_log_ei_is_low_at_a_running_point() {
+    // A candidate on top of a RUNNING trial adds nothing that trial does not already.
+    let data = TrainingData::new(
+        vec![vec![0.1], vec![0.5], vec![0.9]],
+        vec![0.0, 1.0, -1.0],
+        vec![false],
+    );
+    let gp = GpRegressor::new(data.clone(), optuna_fit_1d()).unwrap();
+    let plain = Acquisition::log_ei(gp.clone(), 1.0);
+    let x = [0.45];
+    let q = Acquisition::q_log_ei(gp, 1.0, vec![x.to_vec()], 128, 3);
+    let other = [0.2];
+    let on_top = q.value(&x) - plain.value(&x);
+    let away = q.value(&other) - plain.value(&other);
+    assert!(
+        on_top < away - 0.5,
+        "qLogEI − LogEI on the running point {on_top}, away {away}"
+    );
+}
+
+fn optuna_fit_1d() -> KernelParams {
+    KernelParams {
+        inverse_squared_lengthscales: vec![10.0],
+        kernel_scale: 1.0,
+        noise_var: 1e-4,
+    }
+}
+
+#[test]
+fn normal_quantile_inverts_the_cdf() {
+    for p in [1e-9, 1e-4, 0.02, 0.3, 0.5, 0.9, 0.999] {
+        let x = normal_quantile(p);
+        let back = 0.5 * libm::erfc(-x / std::f64::consts::SQRT_2);
+        assert_close(&format!("Φ(Φ⁻¹({p}))"), back / p, 1.0, 1e-12);
+    }
+}

@@ -1,0 +1,200 @@
+//! The GP sampler: the conformance suite, and what it does with the study.
+
+use saturate_study::prelude::*;
+use saturate_study::study::ObjectiveError;
+use saturate_study::testing::samplers;
+
+fn make(seed: u64) -> Box<dyn Sampler> {
+    Box::new(
+        GpSamplerConfig::new()
+            .with_seed(Some(seed))
+            .with_n_startup_trials(5)
+            .init()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn values_stay_inside_their_distributions() {
+    samplers::values_stay_inside_their_distributions(&make);
+}
+#[test]
+fn single_value_distributions_return_their_value() {
+    samplers::single_value_distributions_return_their_value(&make);
+}
+#[test]
+fn same_seed_gives_the_same_sequence() {
+    samplers::same_seed_gives_the_same_sequence(&make);
+}
+#[test]
+fn different_seeds_give_different_sequences() {
+    samplers::different_seeds_give_different_sequences(&make);
+}
+#[test]
+fn nan_objective_values_are_survived() {
+    samplers::nan_objective_values_are_survived(&make);
+}
+#[test]
+fn conditional_parameters_are_sampled() {
+    samplers::conditional_parameters_are_sampled(&make);
+}
+#[test]
+fn two_objective_studies_are_sampled() {
+    samplers::two_objective_studies_are_sampled(&make);
+}
+
+#[test]
+fn arguments_out_of_range_are_refused() {
+    for (config, what) in [
+        (
+            GpSamplerConfig::new().with_n_local_search(1),
+            "n_local_search",
+        ),
+        (
+            GpSamplerConfig::new().with_n_preliminary_samples(0),
+            "n_preliminary_samples",
+        ),
+    ] {
+        match config.init() {
+            Err(StudyError::InvalidArgument { what: w, .. }) => assert_eq!(w, what),
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+}
+
+fn quadratic(t: &mut Trial) -> Result<f64, ObjectiveError> {
+    let x = t.suggest_float("x", -10.0, 10.0)?;
+    let y = t.suggest_float("y", -10.0, 10.0)?;
+    Ok((x - 3.0).powi(2) + (y + 2.0).powi(2))
+}
+
+fn gp_study(seed: u64, direction: StudyDirection) -> DefaultStudy {
+    DefaultStudy::builder()
+        .direction(direction)
+        .sampler(GpSamplerConfig::new().with_seed(Some(seed)).init().unwrap())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn finds_the_minimum_of_a_quadratic_far_better_than_its_random_start() {
+    // 10 random trials, then 10 from the GP: on a smooth bowl the GP's trials land near
+    // the minimum (random search in [-10, 10]^2 has median best ~4 after 20 trials).
+    for seed in 0..3 {
+        let study = gp_study(seed, StudyDirection::Minimize);
+        study.optimize(Some(20), None, quadratic).unwrap();
+        let best = study.best_value().unwrap();
+        assert!(best < 0.5, "seed {seed}: best {best}");
+    }
+}
+
+#[test]
+fn maximises_when_asked_to() {
+    let study = gp_study(0, StudyDirection::Maximize);
+    study
+        .optimize(Some(20), None, |t| Ok(-quadratic(t)?))
+        .unwrap();
+    let best = study.best_value().unwrap();
+    assert!(best > -0.5, "best {best}");
+}
+
+#[test]
+fn log_int_stepped_and_categorical_parameters_stay_on_their_grids() {
+    let study = DefaultStudy::builder()
+        .sampler(
+            GpSamplerConfig::new()
+                .with_seed(Some(1))
+                .with_n_startup_trials(4)
+                .with_deterministic_objective(true)
+                .init()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    study
+        .optimize(Some(16), None, |t| {
+            let lr = t.suggest_float_log("lr", 1e-5, 1e-1)?;
+            let width = t.suggest_int_step("width", 8, 64, 8)?;
+            let depth = t.suggest_int_log("depth", 1, 32)?;
+            let p = t.suggest_float_step("p", 0.0, 0.5, 0.1)?;
+            let act = t.suggest_categorical("act", ["relu", "gelu", "tanh"])?;
+            assert!((1e-5..=1e-1).contains(&lr), "lr {lr}");
+            assert!(width % 8 == 0 && (8..=64).contains(&width), "width {width}");
+            assert!((1..=32).contains(&depth), "depth {depth}");
+            let k = (p / 0.1).round();
+            assert!(
+                (p - k * 0.1).abs() < 1e-12 && (0.0..=0.5).contains(&p),
+                "p {p}"
+            );
+            let penalty = if act == Choice::from("gelu") {
+                0.0
+            } else {
+                1.0
+            };
+            Ok((lr.log10() + 3.0).powi(2)
+                + ((width - 32) as f64 / 8.0).powi(2)
+                + penalty
+                + (depth as f64).ln()
+                + p)
+        })
+        .unwrap();
+    // The GP's trials (after the 4 random ones) use the right choice most of the time.
+    let gelu = study.trials(None).unwrap()[4..]
+        .iter()
+        .filter(|t| t.param("act") == Some(ParamValue::from("gelu")))
+        .count();
+    assert!(gelu >= 8, "gelu in {gelu} of 12 GP trials");
+}
+
+/// The points of `k` trials asked together after 15 told ones.
+fn batch(seed: u64, k: usize) -> Vec<(f64, f64)> {
+    let study = gp_study(seed, StudyDirection::Minimize);
+    study.optimize(Some(15), None, quadratic).unwrap();
+    let mut trials = study.ask_many(k).unwrap();
+    trials
+        .iter_mut()
+        .map(|t| {
+            (
+                t.suggest_float("x", -10.0, 10.0).unwrap(),
+                t.suggest_float("y", -10.0, 10.0).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn trials_asked_together_are_distinct_and_spread() {
+    // qLogEI counts what the RUNNING trials will likely bring: a candidate next to one of
+    // them adds little, so the batch spreads instead of repeating the best point.
+    for seed in 0..3 {
+        let points = batch(seed, 5);
+        let mut closest = f64::INFINITY;
+        for (i, a) in points.iter().enumerate() {
+            for b in &points[i + 1..] {
+                closest = closest.min(((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt());
+            }
+        }
+        // 0.1 is 0.5% of the range. Optuna 5.0's GPSampler on the same setup (seeds 0-2)
+        // keeps its closest pair 0.12-0.32 apart, this sampler 0.18-0.22; with the RUNNING
+        // trials left out of the acquisition the closest pair is 3e-5 apart.
+        assert!(
+            closest > 0.1,
+            "seed {seed}: closest pair {closest}: {points:?}"
+        );
+    }
+}
+
+#[test]
+fn each_trial_publishes_its_relative_parameters() {
+    let study = gp_study(0, StudyDirection::Minimize);
+    study.optimize(Some(12), None, quadratic).unwrap();
+    let batch = study.ask_many(3).unwrap();
+    for t in &batch {
+        let stored = study.storage().get_trial(t.id()).unwrap();
+        assert!(
+            stored.system_attrs.contains_key("gp:relative_params:0"),
+            "trial {}",
+            t.number()
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! The GP sampler on the test functions of `common/functions.rs`: best values over seeds
+//! (next to random search), and the time per ask late in a study. `scripts/bench-gp.sh`
+//! runs this and Optuna 5.0's GPSampler (`scripts/python/bench_gp.py`) and makes the table.
+//!
+//! `cargo bench -p saturate-study --bench gp -- quality N_SEEDS N_TRIALS F1,F2,..`
+//! prints CSV `sampler,function,seed,best,seconds`;
+//! `cargo bench -p saturate-study --bench gp -- ask-time N_SEEDS N_TRIALS F1,F2,..`
+//! prints CSV `sampler,function,seed,trials,ms_per_ask`: the mean wall time of the last
+//! 10 asks (the sampling happens in `ask`) of one study of N_TRIALS trials.
+
+use std::time::Instant;
+
+use saturate_study::prelude::*;
+
+mod common;
+use common::functions::{Objective, FUNCTIONS};
+
+fn gp(seed: u64) -> GpSampler {
+    GpSamplerConfig::new().with_seed(Some(seed)).init().unwrap()
+}
+
+fn study(sampler: impl Sampler + 'static) -> DefaultStudy {
+    DefaultStudy::builder()
+        .sampler(sampler)
+        .pruner(NopPruner)
+        .build()
+        .unwrap()
+}
+
+fn lookup(names: &str) -> Vec<(&'static str, Objective)> {
+    names
+        .split(',')
+        .map(|name| {
+            FUNCTIONS
+                .iter()
+                .copied()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("no function {name}"))
+        })
+        .collect()
+}
+
+fn quality(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)]) {
+    println!("sampler,function,seed,best,seconds");
+    for (name, f) in functions {
+        for seed in 0..n_seeds {
+            for (label, sampler) in [
+                ("saturate-gp", Box::new(gp(seed)) as Box<dyn Sampler>),
+                ("random", Box::new(RandomSampler::new(Some(seed)))),
+            ] {
+                let started = Instant::now();
+                let study = study(sampler);
+                study.optimize(Some(n_trials), None, *f).unwrap();
+                let seconds = started.elapsed().as_secs_f64();
+                println!(
+                    "{label},{name},{seed},{:?},{seconds:.3}",
+                    study.best_value().unwrap()
+                );
+            }
+        }
+    }
+}
+
+fn ask_time(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)]) {
+    println!("sampler,function,seed,trials,ms_per_ask");
+    for (name, f) in functions {
+        for seed in 0..n_seeds {
+            let study = study(gp(seed));
+            let mut times = Vec::with_capacity(n_trials);
+            for _ in 0..n_trials {
+                let started = Instant::now();
+                let mut trial = study.ask().unwrap();
+                times.push(started.elapsed().as_secs_f64());
+                let value = f(&mut trial).unwrap();
+                study.tell(&trial, &[value]).unwrap();
+            }
+            let last = &times[times.len().saturating_sub(10)..];
+            let ms = 1e3 * last.iter().sum::<f64>() / last.len() as f64;
+            println!("saturate-gp,{name},{seed},{n_trials},{ms:.3}");
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let mode = args.first().map_or("quality", String::as_str);
+    let n_seeds = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10);
+    let n_trials = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(60);
+    let functions = lookup(
+        args.get(3)
+            .map_or("branin,hartmann-6,mixed", String::as_str),
+    );
+    match mode {
+        "quality" => quality(n_seeds, n_trials, &functions),
+        "ask-time" => ask_time(n_seeds, n_trials, &functions),
+        other => panic!("unknown mode {other}: quality or ask-time"),
+    }
+}

@@ -28,10 +28,18 @@ macro_rules! scalar_op {
     )*};
 }
 
+// Arithmetic: with one operand a per-member scalar (`[K, 1, ..., 1]`), one tight pass per
+// member on NdArray (`kernels/ndarray/member_scalar.rs`, the same values); the inner op
+// otherwise.
 macro_rules! binary_op {
     ($($name:ident),* $(,)?) => {$(
         fn $name(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
-            float_broadcast_binary::<B, _>(stringify!($name), lhs, rhs, B::$name)
+            float_broadcast_binary::<B, _>(stringify!($name), lhs, rhs, |l, r| {
+                let op = crate::kernels::ndarray::Arith::from_name(stringify!($name))
+                    .expect("an arithmetic op");
+                crate::kernels::ndarray::member_scalar_binary(op, l, r)
+                    .unwrap_or_else(|(l, r)| B::$name(l, r))
+            })
         }
     )*};
 }

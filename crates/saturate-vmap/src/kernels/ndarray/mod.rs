@@ -7,10 +7,11 @@
 //!   writes the arrays themselves.
 //! - `random.rs`: counter-based `f32` draws (dropout's masks, initialisations): other values
 //!   than NdArray's own draw, so [`lowering::plan`](crate::lowering::plan) decides who gets them.
-//! - `reshape.rs`, `relu.rs`, `pool.rs`: the copy-free reshape, one-pass `relu` and
-//!   `relu_backward`, and the 2-d max pool with its backward. They give the same values as the
-//!   backend's own op, bit for bit, and hand back any tensor that is not an NdArray array in the
-//!   layout they need, so the batching rules try them directly.
+//! - `reshape.rs`, `relu.rs`, `pool.rs`, `member_scalar.rs`: the copy-free reshape, one-pass
+//!   `relu` and `relu_backward`, the 2-d max pool with its backward, and arithmetic with one
+//!   value per member. They give the same values as the backend's own op, bit for bit, and
+//!   hand back any tensor that is not an NdArray array in the layout they need, so the
+//!   batching rules try them directly.
 //!
 //! Without the crate's `ndarray` feature only the host convolution is compiled (reading through
 //! `float_into_data`); the other kernels hand every tensor back.
@@ -18,11 +19,13 @@
 #[cfg(feature = "ndarray")]
 mod base;
 pub(crate) mod conv;
+mod member_scalar;
 mod pool;
 mod random;
 mod relu;
 mod reshape;
 
+pub(crate) use member_scalar::{member_scalar_binary, Arith};
 pub(crate) use pool::{max_pool2d_backward, max_pool2d_with_indices, Pool2d};
 pub(crate) use random::random_float;
 pub(crate) use relu::{relu, relu_backward};

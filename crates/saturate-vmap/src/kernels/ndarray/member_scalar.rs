@@ -1,0 +1,238 @@
+//! **add / sub / mul / div by one value per member**: a tensor `[K, d1, ..., dn]` and a
+//! per-member scalar `[K, 1, ..., 1]` (what a per-member hyperparameter becomes: the
+//! optimizers' learning rates, betas and penalties, dropout's scale). burn-ndarray broadcasts
+//! the scalar with a zero stride, which ndarray walks element by element; here each member's
+//! contiguous block is one tight loop over a slice (vectorised by the compiler), in place
+//! when the full operand's buffer is not shared. The same `f32` operation on the same pair of
+//! values, so the results equal the backend's own broadcast op bit for bit.
+
+/// The four arithmetic ops this kernel runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl Arith {
+    /// The op's name in burn (`float_add`, ...).
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "float_add" => Arith::Add,
+            "float_sub" => Arith::Sub,
+            "float_mul" => Arith::Mul,
+            "float_div" => Arith::Div,
+            _ => return None,
+        })
+    }
+}
+
+/// `lhs op rhs` when one operand is an `f32` NdArray array `[K, ...]` in row-major layout and
+/// the other an `f32` array `[K, 1, ..., 1]` of the same rank (with `K > 1` or more than one
+/// element per member); both back unchanged otherwise.
+#[cfg(feature = "ndarray")]
+pub(crate) fn member_scalar_binary<P: 'static>(op: Arith, lhs: P, rhs: P) -> Result<P, (P, P)> {
+    use burn_ndarray::NdArrayTensor;
+    use rayon::prelude::*;
+    use std::any::Any;
+
+    use super::base::{to_tensor, ELEMENTWISE_CHUNK};
+
+    let back = |t: NdArrayTensor| -> P { to_tensor(t) };
+    let (l, r): (Box<dyn Any>, Box<dyn Any>) = (Box::new(lhs), Box::new(rhs));
+    let (l, r) = match (l.downcast::<NdArrayTensor>(), r.downcast::<NdArrayTensor>()) {
+        (Ok(l), Ok(r)) => (*l, *r),
+        (l, r) => {
+            let undo = |x: Result<Box<NdArrayTensor>, Box<dyn Any>>| -> P {
+                match x {
+                    Ok(t) => back(*t),
+                    Err(a) => *a.downcast::<P>().expect("the same type"),
+                }
+            };
+            return Err((undo(l), undo(r)));
+        }
+    };
+    let (ls, rs) = match (l, r) {
+        (NdArrayTensor::F32(ls), NdArrayTensor::F32(rs)) => (ls, rs),
+        (l, r) => return Err((back(l), back(r))),
+    };
+    let per_member = |shape: &[usize], other: &[usize]| {
+        shape.len() == other.len()
+            && shape.len() >= 2
+            && shape[0] == other[0]
+            && shape[1..].iter().all(|&d| d == 1)
+            && other[1..].iter().any(|&d| d != 1)
+    };
+    let (l_shape, r_shape) = (ls.shape().to_vec(), rs.shape().to_vec());
+    // Which side holds the per-member scalars.
+    let scalar_on_right = if per_member(&r_shape, &l_shape) {
+        true
+    } else if per_member(&l_shape, &r_shape) {
+        false
+    } else {
+        return Err((back(NdArrayTensor::F32(ls)), back(NdArrayTensor::F32(rs))));
+    };
+    let (full, scalars) = if scalar_on_right { (ls, rs) } else { (rs, ls) };
+    let unique = full.is_unique();
+    let mut array = full.into_shared();
+    let scalar_array = scalars.into_shared();
+    let values: Vec<f32> = scalar_array.iter().copied().collect();
+    let restore = |array: ndarray::ArcArray<f32, ndarray::IxDyn>,
+                   scalar_array: ndarray::ArcArray<f32, ndarray::IxDyn>| {
+        let (full, scalars) = (
+            back(NdArrayTensor::from(array)),
+            back(NdArrayTensor::from(scalar_array)),
+        );
+        if scalar_on_right {
+            (full, scalars)
+        } else {
+            (scalars, full)
+        }
+    };
+    if !array.is_standard_layout() || array.is_empty() {
+        return Err(restore(array, scalar_array));
+    }
+    let block = array.len() / values.len();
+    let apply = move |x: f32, s: f32| -> f32 {
+        match (op, scalar_on_right) {
+            (Arith::Add, true) => x + s,
+            (Arith::Add, false) => s + x,
+            (Arith::Sub, true) => x - s,
+            (Arith::Sub, false) => s - x,
+            (Arith::Mul, true) => x * s,
+            (Arith::Mul, false) => s * x,
+            (Arith::Div, true) => x / s,
+            (Arith::Div, false) => s / x,
+        }
+    };
+    // Tasks of about ELEMENTWISE_CHUNK elements that never straddle two members.
+    let chunk = ELEMENTWISE_CHUNK.min(block).max(1);
+    if unique {
+        let data = array.as_slice_mut().expect("row-major");
+        data.par_chunks_mut(block)
+            .zip(values.par_iter())
+            .for_each(|(member, &s)| {
+                member
+                    .par_chunks_mut(chunk)
+                    .for_each(|c| c.iter_mut().for_each(|x| *x = apply(*x, s)));
+            });
+        return Ok(back(NdArrayTensor::from(array)));
+    }
+    let data = array.as_slice().expect("row-major");
+    let mut out = vec![0.0f32; data.len()];
+    out.par_chunks_mut(block)
+        .zip(data.par_chunks(block))
+        .zip(values.par_iter())
+        .for_each(|((o, x), &s)| {
+            o.par_chunks_mut(chunk)
+                .zip(x.par_chunks(chunk))
+                .for_each(|(o, x)| o.iter_mut().zip(x).for_each(|(o, &x)| *o = apply(x, s)));
+        });
+    let out = ndarray::Array::from_shape_vec(array.raw_dim(), out)
+        .expect("the same shape")
+        .into_shared();
+    Ok(back(NdArrayTensor::from(out)))
+}
+
+/// Without NdArray compiled in, every backend takes its own broadcast op.
+#[cfg(not(feature = "ndarray"))]
+pub(crate) fn member_scalar_binary<P: 'static>(_op: Arith, lhs: P, rhs: P) -> Result<P, (P, P)> {
+    Err((lhs, rhs))
+}
+
+#[cfg(all(test, feature = "ndarray"))]
+mod tests {
+    use burn::backend::NdArray;
+    use burn::tensor::{Tensor, TensorData, TensorPrimitive};
+    use burn_backend::ops::FloatTensorOps;
+    use burn_backend::TensorMetadata;
+
+    use super::*;
+
+    type I = NdArray<f32>;
+    type P = burn_backend::tensor::FloatTensor<I>;
+
+    fn tensor(values: &[f32], shape: &[usize]) -> P {
+        I::float_from_data(
+            TensorData::new(values.to_vec(), shape.to_vec()),
+            &Default::default(),
+        )
+    }
+
+    fn values(t: P) -> Vec<f32> {
+        Tensor::<I, 1>::from_primitive(TensorPrimitive::Float(t))
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap()
+    }
+
+    #[test]
+    fn equals_the_backends_broadcast_op_bit_for_bit_in_both_orders_and_when_shared() {
+        // Values that round differently per op, signed zeros, an infinity and a NaN.
+        let full: Vec<f32> = (0..3 * 4 * 5)
+            .map(|i| match i {
+                7 => f32::INFINITY,
+                11 => f32::NAN,
+                13 => -0.0,
+                _ => (i as f32 - 29.5) * 0.1731,
+            })
+            .collect();
+        let scalars = [0.3f32, -1.7, 0.0];
+        for op in [Arith::Add, Arith::Sub, Arith::Mul, Arith::Div] {
+            let name = format!("{op:?}");
+            let reference = |l: P, r: P| match op {
+                Arith::Add => I::float_add(l, r),
+                Arith::Sub => I::float_sub(l, r),
+                Arith::Mul => I::float_mul(l, r),
+                Arith::Div => I::float_div(l, r),
+            };
+            let f = || tensor(&full, &[3, 4, 5]);
+            let s = || tensor(&scalars, &[3, 1, 1]);
+            // Scalars on the right, then on the left.
+            let ours = member_scalar_binary(op, f(), s()).unwrap_or_else(|_| panic!("{name}"));
+            let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+            assert_eq!(
+                bits(values(ours)),
+                bits(values(reference(f(), s()))),
+                "{name}"
+            );
+            let ours = member_scalar_binary(op, s(), f()).unwrap_or_else(|_| panic!("{name}"));
+            assert_eq!(
+                bits(values(ours)),
+                bits(values(reference(s(), f()))),
+                "{name}"
+            );
+            // A shared full operand is not written to.
+            let shared = f();
+            let keep = shared.clone();
+            let ours = member_scalar_binary(op, shared, s()).unwrap_or_else(|_| panic!("{name}"));
+            assert_eq!(
+                bits(values(ours)),
+                bits(values(reference(f(), s()))),
+                "{name}"
+            );
+            assert_eq!(bits(values(keep)), bits(full.clone()), "{name}");
+        }
+    }
+
+    #[test]
+    fn other_shapes_are_handed_back() {
+        let cases: [(&[usize], &[usize]); 4] = [
+            (&[3, 4], &[3, 4]),       // same shape: the backend's own op
+            (&[3, 4], &[1, 4]),       // broadcast over the member axis
+            (&[3, 4, 5], &[3, 4, 1]), // a partial broadcast
+            (&[3, 1], &[3, 1]),       // nothing to broadcast
+        ];
+        for (a, b) in cases {
+            let n = |s: &[usize]| s.iter().product::<usize>();
+            let l = tensor(&vec![1.0; n(a)], a);
+            let r = tensor(&vec![2.0; n(b)], b);
+            let (l, r) = member_scalar_binary(Arith::Mul, l, r).expect_err("handed back");
+            assert_eq!(
+                (l.shape().to_vec(), r.shape().to_vec()),
+                (a.to_vec(), b.to_vec())
+            );
+        }
+    }
+}

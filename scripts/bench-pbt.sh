@@ -17,8 +17,10 @@
 # PYTHON at its target/venv/torch/bin/python.
 #
 # usage: scripts/bench-pbt.sh
-# env:   PYTHON (target/venv/torch/bin/python), SEEDS ("0 1 2 3 4"), SHORT=1 (a smoke test: tiny runs of every arm),
-#        ARMS ("saturate-pbt ray-pbt saturate-tpe"), THREADS (2), CSV (the output path)
+# env:   PYTHON (target/venv/torch/bin/python), SEEDS ("0 1 2 3 4"),
+#        SHORT=1 (a smoke test: tiny runs of every arm),
+#        ARMS ("saturate-pbt ray-pbt saturate-tpe"), THREADS (2), CSV (the output path),
+#        SUMMARY_ONLY=CSV (print the tables of an earlier run's CSV and exit)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,6 +31,68 @@ if ! "$python" -c 'import torch, ray.tune' 2>/dev/null; then
         "and scripts/setup-ray.sh first" >&2
     exit 1
 fi
+summary() { # csv: per-seed rows, then medians over seeds per arm
+    "$python" - "$1" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def f(r, k):
+    return float(r[k]) if r.get(k, "") not in ("", "nan") else float("nan")
+print(f"\n{sys.argv[1]}\n")
+print("| arm | seed | width | wall s (process) | run s | best accuracy | best final member "
+      "| member-epochs | exploits / checkpoints | load before, after |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    if r["arm"] == "ray-pbt":
+        ex = (f"{r['saves']} saves (median {f(r, 'save_ms_median'):.1f} ms), "
+              f"{r['restores']} restores (median {f(r, 'restore_ms_median'):.1f} ms)")
+    elif r["arm"] == "saturate-pbt":
+        ex = (f"{r['exploits']} exploits: {f(r, 'exploit_copy_ms'):.2f} ms copying, "
+              f"{f(r, 'exploit_study_ms'):.1f} ms study writes")
+    else:
+        ex = f"{r['trials']} trials, {r['pruned']} pruned"
+    fin = f"{f(r, 'best_final_accuracy'):.4f}" if r["best_final_accuracy"] else "-"
+    print(f"| {r['arm']} | {r['seed']} | {r['width']} | {f(r, 'wall_seconds'):.1f} "
+          f"| {f(r, 'run_seconds'):.1f} | {f(r, 'best_accuracy'):.4f} | {fin} "
+          f"| {f(r, 'member_epochs'):.0f} | {ex} | {r['load_before']}, {r['load_after']} |")
+print("\n| arm | seeds | best accuracy: median (min-max) | best final member: median (min-max) "
+      "| wall s (process): median (min-max) | run s: median | one exploit, median |")
+print("|---|---|---|---|---|---|---|")
+med = {}
+for arm in dict.fromkeys(r["arm"] for r in rows):
+    rs = [r for r in rows if r["arm"] == arm]
+    def s(vals):
+        vals = [v for v in vals if v == v]
+        return (statistics.median(vals), min(vals), max(vals)) if vals else (float("nan"),) * 3
+    a = s(f(r, "best_accuracy") for r in rs)
+    fin = s(f(r, "best_final_accuracy") for r in rs)
+    w = s(f(r, "wall_seconds") for r in rs)
+    run = s(f(r, "run_seconds") for r in rs)
+    if arm == "saturate-pbt":
+        copy = s(f(r, "exploit_copy_ms") / f(r, "exploits") for r in rs)
+        study = s(f(r, "exploit_study_ms") / f(r, "exploits") for r in rs)
+        ex = f"{copy[0]:.2f} ms copying + {study[0]:.1f} ms study writes"
+    elif arm == "ray-pbt":
+        sv = s(f(r, "save_ms_median") for r in rs)
+        rt = s(f(r, "restore_ms_median") for r in rs)
+        ex = f"{sv[0]:.1f} ms save + {rt[0]:.1f} ms restore = {sv[0] + rt[0]:.1f} ms"
+    else:
+        ex = "-"
+    med[arm] = (w[0], run[0])
+    print(f"| {arm} | {len(rs)} | {a[0]:.4f} ({a[1]:.4f}-{a[2]:.4f}) "
+          f"| {fin[0]:.4f} ({fin[1]:.4f}-{fin[2]:.4f}) | {w[0]:.1f} ({w[1]:.1f}-{w[2]:.1f}) "
+          f"| {run[0]:.1f} | {ex} |")
+if "saturate-pbt" in med and "ray-pbt" in med:
+    (sw, sr), (rw, rr) = med["saturate-pbt"], med["ray-pbt"]
+    print(f"\nmedian wall time, ray-pbt / saturate-pbt: {rw / sw:.2f}x (process), "
+          f"{rr / sr:.2f}x (run: saturate's trainer, Ray's Tuner.fit)")
+PY
+}
+
+if [ -n "${SUMMARY_ONLY:-}" ]; then
+    summary "$SUMMARY_ONLY"
+    exit 0
+fi
+
 seeds="${SEEDS:-0 1 2 3 4}"
 arms="${ARMS:-saturate-pbt ray-pbt saturate-tpe}"
 threads="${THREADS:-2}"
@@ -140,35 +204,4 @@ done
 rm -rf "$bin"
 echo "load after: $(uptime)" >&2
 
-"$python" - "$csv" <<'PY'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-f = lambda r, k: float(r[k]) if r[k] not in ("", "nan") else float("nan")
-print(f"\n{sys.argv[1]}\n")
-print("| arm | seed | width | process wall s | run s | best accuracy | best final member | member-epochs | exploit copy / save+restore |")
-print("|---|---|---|---|---|---|---|---|---|")
-for r in rows:
-    if r["arm"] == "ray-pbt":
-        ex = f"{r['saves']} saves (median {f(r,'save_ms_median'):.1f} ms), {r['restores']} restores (median {f(r,'restore_ms_median'):.1f} ms)"
-    elif r["arm"] == "saturate-pbt":
-        ex = f"{r['exploits']} exploits: {f(r,'exploit_copy_ms'):.2f} ms copy, {f(r,'exploit_study_ms'):.2f} ms study writes"
-    else:
-        ex = f"{r['trials']} trials, {r['pruned']} pruned"
-    fin = f"{f(r, 'best_final_accuracy'):.4f}" if r["best_final_accuracy"] else "-"
-    print(f"| {r['arm']} | {r['seed']} | {r['width']} | {f(r,'wall_seconds'):.1f} | {f(r,'run_seconds'):.1f} | "
-          f"{f(r,'best_accuracy'):.4f} | {fin} | "
-          f"{f(r,'member_epochs'):.0f} | {ex} |")
-print("\n| arm | seeds | median best accuracy (min-max) | median best final member (min-max) | median process wall s (min-max) | median run s |")
-print("|---|---|---|---|---|---|")
-med = {}
-for arm in dict.fromkeys(r["arm"] for r in rows):
-    rs = [r for r in rows if r["arm"] == arm]
-    def s(k):
-        v = [f(r, k) for r in rs if r[k] != ""]
-        return (statistics.median(v), min(v), max(v)) if v else (float("nan"),) * 3
-    a, fin, w, run = s("best_accuracy"), s("best_final_accuracy"), s("wall_seconds"), s("run_seconds")
-    med[arm] = w[0]
-    print(f"| {arm} | {len(rs)} | {a[0]:.4f} ({a[1]:.4f}-{a[2]:.4f}) | {fin[0]:.4f} ({fin[1]:.4f}-{fin[2]:.4f}) | {w[0]:.1f} ({w[1]:.1f}-{w[2]:.1f}) | {run[0]:.1f} |")
-if "saturate-pbt" in med and "ray-pbt" in med:
-    print(f"\nmedian process wall time: ray-pbt / saturate-pbt = {med['ray-pbt'] / med['saturate-pbt']:.2f}x")
-PY
+summary "$csv"

@@ -106,29 +106,39 @@ pub(crate) fn member_scalar_binary<P: 'static>(op: Arith, lhs: P, rhs: P) -> Res
             (Arith::Div, false) => s / x,
         }
     };
-    // Tasks of about ELEMENTWISE_CHUNK elements that never straddle two members.
-    let chunk = ELEMENTWISE_CHUNK.min(block).max(1);
+    // Each element with its member's value: the members of `[start, start + x.len())`.
+    let range = |start: usize, x: &mut [f32]| {
+        let mut i = 0;
+        while i < x.len() {
+            let member = (start + i) / block;
+            let end = ((member + 1) * block - start).min(x.len());
+            let s = values[member];
+            x[i..end].iter_mut().for_each(|x| *x = apply(*x, s));
+            i = end;
+        }
+    };
+    // Small tensors (most parameters of a small model) in one pass on this thread: handing
+    // them to the thread pool costs more than the pass.
+    let parallel = array.len() > 2 * ELEMENTWISE_CHUNK;
     if unique {
         let data = array.as_slice_mut().expect("row-major");
-        data.par_chunks_mut(block)
-            .zip(values.par_iter())
-            .for_each(|(member, &s)| {
-                member
-                    .par_chunks_mut(chunk)
-                    .for_each(|c| c.iter_mut().for_each(|x| *x = apply(*x, s)));
-            });
+        if parallel {
+            data.par_chunks_mut(ELEMENTWISE_CHUNK)
+                .enumerate()
+                .for_each(|(c, x)| range(c * ELEMENTWISE_CHUNK, x));
+        } else {
+            range(0, data);
+        }
         return Ok(back(NdArrayTensor::from(array)));
     }
-    let data = array.as_slice().expect("row-major");
-    let mut out = vec![0.0f32; data.len()];
-    out.par_chunks_mut(block)
-        .zip(data.par_chunks(block))
-        .zip(values.par_iter())
-        .for_each(|((o, x), &s)| {
-            o.par_chunks_mut(chunk)
-                .zip(x.par_chunks(chunk))
-                .for_each(|(o, x)| o.iter_mut().zip(x).for_each(|(o, &x)| *o = apply(x, s)));
-        });
+    let mut out = array.as_slice().expect("row-major").to_vec();
+    if parallel {
+        out.par_chunks_mut(ELEMENTWISE_CHUNK)
+            .enumerate()
+            .for_each(|(c, x)| range(c * ELEMENTWISE_CHUNK, x));
+    } else {
+        range(0, &mut out);
+    }
     let out = ndarray::Array::from_shape_vec(array.raw_dim(), out)
         .expect("the same shape")
         .into_shared();
@@ -169,13 +179,21 @@ mod tests {
 
     #[test]
     fn equals_the_backends_broadcast_op_bit_for_bit_in_both_orders_and_when_shared() {
+        // A small tensor (one pass on the calling thread), and one large enough for the
+        // parallel pass, whose tasks straddle members (25,001 elements per member).
+        for (shape, len) in [([3, 4, 5], 60), ([3, 25_001, 1], 75_003)] {
+            check_all_ops(shape, len);
+        }
+    }
+
+    fn check_all_ops(shape: [usize; 3], len: usize) {
         // Values that round differently per op, signed zeros, an infinity and a NaN.
-        let full: Vec<f32> = (0..3 * 4 * 5)
+        let full: Vec<f32> = (0..len)
             .map(|i| match i {
                 7 => f32::INFINITY,
                 11 => f32::NAN,
                 13 => -0.0,
-                _ => (i as f32 - 29.5) * 0.1731,
+                _ => ((i % 97) as f32 - 29.5) * 0.1731,
             })
             .collect();
         let scalars = [0.3f32, -1.7, 0.0];
@@ -187,7 +205,7 @@ mod tests {
                 Arith::Mul => I::float_mul(l, r),
                 Arith::Div => I::float_div(l, r),
             };
-            let f = || tensor(&full, &[3, 4, 5]);
+            let f = || tensor(&full, &shape);
             let s = || tensor(&scalars, &[3, 1, 1]);
             // Scalars on the right, then on the left.
             let ours = member_scalar_binary(op, f(), s()).unwrap_or_else(|_| panic!("{name}"));

@@ -626,3 +626,47 @@ fn a_discard_trials_record_is_read_as_optuna_5_reads_it() {
         );
     }
 }
+
+#[test]
+fn a_study_sampled_by_the_gp_sampler_loads_in_optuna_identically_and_continues() {
+    for py in pythons() {
+        let dir = tempdir();
+        let path = dir.path().join("gp.log");
+        let storage = Arc::new(JournalStorage::open(&path).unwrap());
+        let sampler = GpSamplerConfig::new()
+            .with_seed(Some(0))
+            .with_n_startup_trials(4)
+            .init()
+            .unwrap();
+        let study = DefaultStudy::builder()
+            .name("gp")
+            .storage(storage.clone())
+            .sampler(sampler)
+            .build()
+            .unwrap();
+        let objective = |t: &mut Trial| -> Result<f64, saturate_study::study::ObjectiveError> {
+            let x = t.suggest_float_log("lr", 1e-4, 1.0)?;
+            let n = t.suggest_int("n", 1, 8)?;
+            let c = t.suggest_categorical("act", ["relu", "gelu"])?;
+            Ok(x.ln().powi(2) + n as f64 + if c == Choice::from("relu") { 0.0 } else { 0.5 })
+        };
+        study.optimize(Some(8), None, objective).unwrap();
+        // Three trials asked together and left RUNNING: their relative parameters are
+        // published in system attributes, which Optuna must read as saturate wrote them.
+        let mut running = study.ask_many(3).unwrap();
+        for t in &mut running {
+            objective(t).unwrap();
+        }
+        let ours = dump(&*storage);
+        let attrs = ours[0]["trials"][9]["system_attrs"].as_object().unwrap();
+        assert!(
+            attrs.keys().any(|k| k.starts_with("gp:relative_params")),
+            "{attrs:?}"
+        );
+        assert_same(&ours, &python_dump(&py, &path));
+        // Optuna continues the study (its own sampler), and both still read the same.
+        python(&py, &["continue", path.to_str().unwrap(), "gp", "2"]);
+        let reread = JournalStorage::open(&path).unwrap();
+        assert_same(&dump(&reread), &python_dump(&py, &path));
+    }
+}

@@ -17,6 +17,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seeds="${1:-40}"
 trials="${2:-60}"
 functions="${3:-branin,hartmann-6,mixed}"
+# PARTS=ask-time (or quality) runs one part only.
+parts="${PARTS:-quality ask-time}"
 venv="$root/target/venv/optuna-gp"
 torch_site="$root/target/venv/torch/lib/python3.11/site-packages"
 if [ ! -d "$torch_site/torch" ]; then
@@ -40,8 +42,12 @@ mkdir -p "$data"
 echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load: $(uptime)" >&2
 echo "# commit: $(git -C "$root" rev-parse --short HEAD); $seeds seeds x $trials trials; $(date -u)" >&2
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-cargo bench --quiet -p saturate-study --bench gp -- quality "$seeds" "$trials" "$functions" >"$data/gp-quality.csv"
-"$venv/bin/python" "$root/scripts/python/bench_gp.py" quality "$seeds" "$trials" "$functions" >>"$data/gp-quality.csv"
-cargo bench --quiet -p saturate-study --bench gp -- ask-time 3 100 "$functions" >"$data/gp-ask-time.csv"
-"$venv/bin/python" "$root/scripts/python/bench_gp.py" ask-time 3 100 "$functions" >>"$data/gp-ask-time.csv"
+if [[ " $parts " == *" quality "* ]]; then
+    cargo bench --quiet -p saturate-study --bench gp -- quality "$seeds" "$trials" "$functions" >"$data/gp-quality.csv"
+    "$venv/bin/python" "$root/scripts/python/bench_gp.py" quality "$seeds" "$trials" "$functions" >>"$data/gp-quality.csv"
+fi
+if [[ " $parts " == *" ask-time "* ]]; then
+    cargo bench --quiet -p saturate-study --bench gp -- ask-time 3 100 "$functions" >"$data/gp-ask-time.csv"
+    "$venv/bin/python" "$root/scripts/python/bench_gp.py" ask-time 3 100 "$functions" >>"$data/gp-ask-time.csv"
+fi
 "$venv/bin/python" "$root/scripts/python/bench_gp.py" table "$data/gp-quality.csv" "$data/gp-ask-time.csv"

@@ -8,7 +8,8 @@ usage: <venv>/bin/python scripts/python/bench_gp.py quality N_SEEDS N_TRIALS F1,
 
 quality:  CSV rows `optuna-gp,function,seed,best,seconds` (no header).
 ask-time: CSV rows `optuna-gp,function,seed,trials,ms_per_ask`: the mean wall time of the
-          last 10 trials' ask (the sampling happens there) of one study of N_TRIALS.
+          last 10 trials' ask and suggestions (Optuna samples at the first suggestion) of
+          one study of N_TRIALS.
 The functions and search spaces are bench_tpe.py's, the same as in benches/common.
 """
 import csv
@@ -45,8 +46,9 @@ def ask_time(n_seeds, n_trials, names):
             for _ in range(n_trials):
                 started = time.perf_counter()
                 trial = study.ask()
+                value = FUNCTIONS[name](trial)
                 times.append(time.perf_counter() - started)
-                study.tell(trial, FUNCTIONS[name](trial))
+                study.tell(trial, value)
             ms = 1e3 * statistics.mean(times[-10:])
             print(f"optuna-gp,{name},{seed},{n_trials},{ms:.3f}", flush=True)
 

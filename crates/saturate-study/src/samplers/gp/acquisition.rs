@@ -7,7 +7,7 @@
 
 use std::f64::consts::PI;
 
-use crate::samplers::gp::linalg::{cholesky, cholesky_solve};
+use crate::samplers::gp::linalg::Cholesky;
 use crate::samplers::gp::regressor::GpRegressor;
 
 /// Added to the posterior variance so that its square root stays differentiable.
@@ -135,7 +135,7 @@ pub(crate) struct Fantasies {
     /// Per sample: the best log improvement among the fantasies.
     best_fantasy_log_improvement: Vec<f64>,
     /// Cholesky factor of the running points' posterior covariance.
-    running_chol: Vec<f64>,
+    running_chol: Cholesky,
     /// `r × n_samples`: that covariance's inverse applied to (fantasy − mean).
     inv_delta: Vec<f64>,
     /// `n × r`: `C⁻¹ K(X, X_running)`.
@@ -160,7 +160,7 @@ impl Fantasies {
         // Duplicated RUNNING points make the covariance singular; more jitter then.
         let mut jitter = 1e-10;
         let running_chol = loop {
-            if let Some(l) = cholesky(&cov, r) {
+            if let Some(l) = Cholesky::new(&cov, r) {
                 break l;
             }
             for a in 0..r {
@@ -173,20 +173,20 @@ impl Fantasies {
         for s in 0..n_samples {
             let z = &normals[s * (r + 1)..s * (r + 1) + r];
             let delta: Vec<f64> = (0..r)
-                .map(|a| (0..=a).map(|b| running_chol[a * r + b] * z[b]).sum())
+                .map(|a| (0..=a).map(|b| running_chol.lower[a * r + b] * z[b]).sum())
                 .collect();
             for a in 0..r {
                 let improvement = (mean_r[a] + delta[a] - threshold).max(IMPROVEMENT_FLOOR);
                 best[s] = best[s].max(improvement.ln());
             }
-            let solved = cholesky_solve(&running_chol, r, &delta);
+            let solved = running_chol.solve(&delta);
             for a in 0..r {
                 inv_delta[a * n_samples + s] = solved[a];
             }
         }
         let mut v_r = vec![0.0; n * r];
         for (a, point) in running.iter().enumerate() {
-            let solved = cholesky_solve(&gp.chol, n, &gp.kernel_row(point));
+            let solved = gp.chol.solve(&gp.kernel_row(point));
             for i in 0..n {
                 v_r[i * r + a] = solved[i];
             }
@@ -283,7 +283,7 @@ impl Acquisition {
                         .sum::<f64>();
             }
         }
-        let inv_c = cholesky_solve(&f.running_chol, r, &c);
+        let inv_c = f.running_chol.solve(&c);
         let raw_var =
             p.var + STABILIZING_NOISE - c.iter().zip(&inv_c).map(|(a, b)| a * b).sum::<f64>();
         let sd = raw_var.max(0.0).sqrt();

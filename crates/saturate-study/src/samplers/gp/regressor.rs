@@ -3,7 +3,7 @@
 //! parameters, and the posterior (Optuna's `_gp/gp.py` and `_gp/prior.py`).
 
 use crate::samplers::gp::lbfgs::{minimize, LbfgsSettings};
-use crate::samplers::gp::linalg::{cholesky, cholesky_inverse, cholesky_solve, solve_lower};
+use crate::samplers::gp::linalg::{dot, Cholesky};
 
 /// The noise variance never goes below this (Optuna's `DEFAULT_MINIMUM_NOISE_VAR`).
 pub(crate) const MINIMUM_NOISE_VAR: f64 = 1e-6;
@@ -15,6 +15,17 @@ pub(crate) const FIT_GTOL: f64 = 1e-2;
 pub(crate) fn matern52(d2: f64) -> f64 {
     let s = (5.0 * d2).sqrt();
     (-s).exp() * ((5.0 / 3.0) * d2 + s + 1.0)
+}
+
+/// [`matern52`] and its derivative with one exponential.
+#[inline]
+pub(crate) fn matern52_with_derivative(d2: f64) -> (f64, f64) {
+    let s = (5.0 * d2).sqrt();
+    let e = (-s).exp();
+    (
+        e * ((5.0 / 3.0) * d2 + s + 1.0),
+        (-5.0 / 6.0) * (s + 1.0) * e,
+    )
 }
 
 /// The derivative of [`matern52`] with respect to `d2` (finite at 0, unlike the chain
@@ -152,35 +163,52 @@ impl TrainingData {
         noise_free: bool,
     ) -> Option<(f64, Vec<f64>)> {
         let (n, dim) = (self.n, self.dim);
-        let mut c = self.kernel_matrix(params);
+        let w = &params.inverse_squared_lengthscales;
+        // K and ∂K/∂d2 in one pass over the lower triangle (one exp per pair).
+        let mut c = vec![0.0; n * n];
+        let mut dk = vec![0.0; n * n];
         for i in 0..n {
+            for j in 0..=i {
+                let sqd = &self.sqd[(i * n + j) * dim..(i * n + j + 1) * dim];
+                let (k, dk_dd2) = matern52_with_derivative(dot(sqd, w));
+                c[i * n + j] = params.kernel_scale * k;
+                c[j * n + i] = c[i * n + j];
+                dk[i * n + j] = params.kernel_scale * dk_dd2;
+            }
+        }
+        let mut prior_k = vec![0.0; n];
+        for i in 0..n {
+            prior_k[i] = c[i * n + i];
             c[i * n + i] += params.noise_var;
         }
-        let l = cholesky(&c, n)?;
-        let logdet: f64 = (0..n).map(|i| l[i * n + i].ln()).sum();
-        let u = solve_lower(&l, n, &self.y);
-        let value = -logdet - 0.5 * u.iter().map(|v| v * v).sum::<f64>();
-        // dMLL/dC = ½ (α αᵀ - C⁻¹), α = C⁻¹ y.
-        let alpha = cholesky_solve(&l, n, &self.y);
-        let inverse = cholesky_inverse(&l, n);
-        let w = &params.inverse_squared_lengthscales;
+        let chol = Cholesky::new(&c, n)?;
+        let logdet: f64 = (0..n).map(|i| chol.lower[i * n + i].ln()).sum();
+        let u = chol.solve_lower(&self.y);
+        let value = -logdet - 0.5 * dot(&u, &u);
+        // dMLL/dC = ½ (α αᵀ - C⁻¹), α = C⁻¹ y; C is symmetric, so each off-diagonal pair
+        // counts twice.
+        let alpha = chol.solve(&self.y);
+        let inverse = chol.inverse();
         let mut grad = vec![0.0; dim + 2];
         let mut trace_k = 0.0;
         let mut trace_noise = 0.0;
         for i in 0..n {
-            for j in 0..n {
-                let a = 0.5 * (alpha[i] * alpha[j] - inverse[i * n + j]);
+            for j in 0..=i {
+                let weight = if i == j { 0.5 } else { 1.0 };
+                let a = weight * (alpha[i] * alpha[j] - inverse[i * n + j]);
                 let sqd = &self.sqd[(i * n + j) * dim..(i * n + j + 1) * dim];
-                let d2: f64 = sqd.iter().zip(w).map(|(a, b)| a * b).sum();
-                let dk_dd2 = params.kernel_scale * matern52_derivative(d2);
+                let scaled = a * dk[i * n + j];
                 for d in 0..dim {
-                    grad[d] += a * dk_dd2 * sqd[d] * w[d];
+                    grad[d] += scaled * sqd[d];
                 }
-                trace_k += a * params.kernel_scale * matern52(d2);
+                trace_k += a * if i == j { prior_k[i] } else { c[i * n + j] };
                 if i == j {
                     trace_noise += a;
                 }
             }
+        }
+        for d in 0..dim {
+            grad[d] *= w[d];
         }
         grad[dim] = trace_k;
         grad[dim + 1] = if noise_free {
@@ -319,7 +347,7 @@ pub(crate) struct GpRegressor {
     pub data: TrainingData,
     pub params: KernelParams,
     /// Cholesky factor of `K + σ² I`.
-    pub chol: Vec<f64>,
+    pub chol: Cholesky,
     /// `(K + σ² I)⁻¹ y`.
     pub alpha: Vec<f64>,
 }
@@ -340,8 +368,8 @@ impl GpRegressor {
         for i in 0..n {
             c[i * n + i] += params.noise_var;
         }
-        let chol = cholesky(&c, n)?;
-        let alpha = cholesky_solve(&chol, n, &data.y);
+        let chol = Cholesky::new(&c, n)?;
+        let alpha = chol.solve(&data.y);
         Some(Self {
             data,
             params,
@@ -387,9 +415,9 @@ impl GpRegressor {
     /// Posterior mean and variance (clamped at 0) at `x`.
     pub(crate) fn posterior(&self, x: &[f64]) -> (f64, f64) {
         let k = self.kernel_row(x);
-        let mean: f64 = k.iter().zip(&self.alpha).map(|(a, b)| a * b).sum();
-        let v = solve_lower(&self.chol, self.data.n, &k);
-        let var = self.params.kernel_scale - v.iter().map(|a| a * a).sum::<f64>();
+        let mean = dot(&k, &self.alpha);
+        let v = self.chol.solve_lower(&k);
+        let var = self.params.kernel_scale - dot(&v, &v);
         (mean, var.max(0.0))
     }
 
@@ -397,8 +425,8 @@ impl GpRegressor {
     pub(crate) fn posterior_with_gradient(&self, x: &[f64]) -> PosteriorWithGradient {
         let (n, dim) = (self.data.n, self.data.dim);
         let k = self.kernel_row(x);
-        let mean: f64 = k.iter().zip(&self.alpha).map(|(a, b)| a * b).sum();
-        let c_inv_k = cholesky_solve(&self.chol, n, &k);
+        let mean = dot(&k, &self.alpha);
+        let c_inv_k = self.chol.solve(&k);
         let raw_var =
             self.params.kernel_scale - k.iter().zip(&c_inv_k).map(|(a, b)| a * b).sum::<f64>();
         let mut dmean = vec![0.0; dim];
@@ -425,13 +453,13 @@ impl GpRegressor {
     /// The joint posterior at several points: means and the covariance (diagonal clamped at
     /// 0), row-major.
     pub(crate) fn joint_posterior(&self, points: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {
-        let (n, r) = (self.data.n, points.len());
+        let r = points.len();
         let rows: Vec<Vec<f64>> = points.iter().map(|p| self.kernel_row(p)).collect();
         let means = rows
             .iter()
             .map(|k| k.iter().zip(&self.alpha).map(|(a, b)| a * b).sum())
             .collect();
-        let solved: Vec<Vec<f64>> = rows.iter().map(|k| solve_lower(&self.chol, n, k)).collect();
+        let solved: Vec<Vec<f64>> = rows.iter().map(|k| self.chol.solve_lower(k)).collect();
         let mut cov = vec![0.0; r * r];
         for a in 0..r {
             for b in 0..r {

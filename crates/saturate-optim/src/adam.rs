@@ -6,6 +6,7 @@ use burn::module::AutodiffModule;
 use burn::serde::{Deserialize, Serialize};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
+use saturate_vmap::fused::AdamStepScalars;
 use saturate_vmap::VmapBackend;
 
 use crate::base::{MemberState, UpdateRule};
@@ -308,6 +309,69 @@ impl UpdateRule for Adam {
         &self,
         lr: &[f64],
         tensor: Tensor<B, D>,
+        grad: Tensor<B, D>,
+        state: Option<MemberState<B>>,
+    ) -> (Tensor<B, D>, Option<MemberState<B>>) {
+        // One pass per parameter tensor on host backends (the same values); op by op
+        // elsewhere, and with AMSGrad.
+        if self.momentum.amsgrad {
+            return self.step_op_by_op(lr, tensor, grad, state);
+        }
+        let (steps, moments) = match state {
+            None => (vec![1; self.momentum.members()], None),
+            Some(state) => {
+                let (steps, tensors) = state.into_parts::<D>();
+                let mut tensors = tensors.into_iter();
+                let moments = tensors.next().zip(tensors.next());
+                (steps.iter().map(|s| s + 1).collect(), moments)
+            }
+        };
+        let m = &self.momentum;
+        let (combined, epsilon) = bias_corrections(m, &steps);
+        let scalars = AdamStepScalars {
+            beta_1: m.beta_1.clone(),
+            factor_1: m.beta_1.iter().map(|b| 1.0 - b).collect(),
+            beta_2: m.beta_2.clone(),
+            factor_2: m.beta_2.iter().map(|b| 1.0 - b).collect(),
+            penalty: self.weight_decay.clone(),
+            combined,
+            epsilon,
+            lr: lr.iter().map(|&v| v as f32).collect(),
+        };
+        match saturate_vmap::fused::adam_step((tensor, grad, moments), &scalars) {
+            Ok((tensor, m1, m2)) => (tensor, Some(MemberState::new(steps, vec![m1, m2]))),
+            Err((tensor, grad, moments)) => {
+                let state = moments.map(|(m1, m2)| {
+                    let previous: Vec<usize> = steps.iter().map(|s| s - 1).collect();
+                    MemberState::new(previous, vec![m1, m2])
+                });
+                self.step_op_by_op(lr, tensor, grad, state)
+            }
+        }
+    }
+}
+
+/// Adam's bias corrections for each member's step count `t`, as burn computes them:
+/// `√(1-β2ᵗ) / (1-β1ᵗ)` (the first moment's factor) and `ε √(1-β2ᵗ)`.
+fn bias_corrections(m: &AdaptiveMomentum, steps: &[usize]) -> (Vec<f32>, Vec<f32>) {
+    let beta_1_t = powers(&m.beta_1, steps);
+    let beta_2_t = powers(&m.beta_2, steps);
+    let mut combined_factor = Vec::with_capacity(beta_1_t.len());
+    let mut epsilon = Vec::with_capacity(beta_1_t.len());
+    for k in 0..beta_1_t.len() {
+        let bias_correction2_sqrt = (1.0 - beta_2_t[k]).sqrt();
+        combined_factor.push(bias_correction2_sqrt / (1.0 - beta_1_t[k]));
+        epsilon.push(m.epsilon[k] * bias_correction2_sqrt);
+    }
+    (combined_factor, epsilon)
+}
+
+impl Adam {
+    /// The step as whole-tensor ops (any backend; AMSGrad).
+    fn step_op_by_op<B: VmapBackend, const D: usize>(
+        &self,
+        lr: &[f64],
+        tensor: Tensor<B, D>,
         mut grad: Tensor<B, D>,
         state: Option<MemberState<B>>,
     ) -> (Tensor<B, D>, Option<MemberState<B>>) {
@@ -316,16 +380,7 @@ impl UpdateRule for Adam {
         }
         let moments = self.momentum.update(grad, state);
 
-        let m = &self.momentum;
-        let beta_1_t = powers(&m.beta_1, &moments.steps);
-        let beta_2_t = powers(&m.beta_2, &moments.steps);
-        let mut combined_factor = Vec::with_capacity(beta_1_t.len());
-        let mut epsilon = Vec::with_capacity(beta_1_t.len());
-        for k in 0..beta_1_t.len() {
-            let bias_correction2_sqrt = (1.0 - beta_2_t[k]).sqrt();
-            combined_factor.push(bias_correction2_sqrt / (1.0 - beta_1_t[k]));
-            epsilon.push(m.epsilon[k] * bias_correction2_sqrt);
-        }
+        let (combined_factor, epsilon) = bias_corrections(&self.momentum, &moments.steps);
         let update = moments
             .moment_1
             .clone()

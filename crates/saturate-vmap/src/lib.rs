@@ -45,6 +45,7 @@ pub mod backend;
 pub mod batched;
 pub mod device;
 pub mod error;
+pub mod fused;
 mod kernels;
 mod lowering;
 pub mod member;

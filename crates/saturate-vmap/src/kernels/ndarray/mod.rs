@@ -7,6 +7,8 @@
 //!   writes the arrays themselves.
 //! - `random.rs`: counter-based `f32` draws (dropout's masks, initialisations): other values
 //!   than NdArray's own draw, so [`lowering::plan`](crate::lowering::plan) decides who gets them.
+//! - `adam.rs`: Adam's step in one pass per parameter tensor (called by saturate-optim
+//!   through [`fused`](crate::fused)), the op-by-op form's values bit for bit.
 //! - `reshape.rs`, `relu.rs`, `pool.rs`, `member_scalar.rs`: the copy-free reshape, one-pass
 //!   `relu` and `relu_backward`, the 2-d max pool with its backward, and arithmetic with one
 //!   value per member. They give the same values as the backend's own op, bit for bit, and
@@ -16,6 +18,7 @@
 //! Without the crate's `ndarray` feature only the host convolution is compiled (reading through
 //! `float_into_data`); the other kernels hand every tensor back.
 
+mod adam;
 #[cfg(feature = "ndarray")]
 mod base;
 pub(crate) mod conv;
@@ -25,6 +28,7 @@ mod random;
 mod relu;
 mod reshape;
 
+pub(crate) use adam::adam_step;
 pub(crate) use member_scalar::{member_scalar_binary, Arith};
 pub(crate) use pool::{max_pool2d_backward, max_pool2d_with_indices, Pool2d};
 pub(crate) use random::random_float;

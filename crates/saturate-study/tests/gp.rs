@@ -198,3 +198,69 @@ fn each_trial_publishes_its_relative_parameters() {
         );
     }
 }
+
+/// Minimise x² + y² subject to x + y >= 1 (optimum 0.5 at x = y = 0.5; the unconstrained
+/// optimum, 0 at the origin, is infeasible).
+fn constrained_study(seed: u64, n: usize) -> DefaultStudy {
+    let sampler = GpSamplerConfig::new()
+        .with_seed(Some(seed))
+        .with_n_startup_trials(8)
+        .init()
+        .unwrap();
+    let study = DefaultStudy::builder().sampler(sampler).build().unwrap();
+    study
+        .optimize(Some(n), None, |t| {
+            let x = t.suggest_float("x", -2.0, 2.0)?;
+            let y = t.suggest_float("y", -2.0, 2.0)?;
+            t.set_constraint("sum_at_least_1", 1.0 - x - y)?;
+            Ok(x * x + y * y)
+        })
+        .unwrap();
+    study
+}
+
+#[test]
+fn constraints_steer_the_search_to_feasible_points() {
+    // Optuna 5.0's GPSampler on the same problem (seeds 0-5, same startup and trial
+    // count): 8-16 of the 16 GP trials feasible (the optimum is on the boundary, so the
+    // search straddles it) and a best feasible value of 0.5000-0.5002. Ignoring the
+    // constraint, the GP heads for the infeasible origin.
+    for seed in 0..6 {
+        let study = constrained_study(seed, 24);
+        let trials = study.trials(None).unwrap();
+        let gp_trials = &trials[8..];
+        let feasible = gp_trials.iter().filter(|t| t.is_feasible()).count();
+        assert!(
+            feasible * 4 >= gp_trials.len(),
+            "seed {seed}: {feasible} of {} GP trials feasible",
+            gp_trials.len()
+        );
+        let best = study.best_value().unwrap();
+        assert!(best < 0.51, "seed {seed}: best feasible value {best}");
+    }
+}
+
+#[test]
+fn trials_with_different_numbers_of_constraints_are_a_sampler_error() {
+    let sampler = GpSamplerConfig::new()
+        .with_seed(Some(0))
+        .with_n_startup_trials(3)
+        .init()
+        .unwrap();
+    let study = DefaultStudy::builder().sampler(sampler).build().unwrap();
+    for i in 0..3 {
+        let mut t = study.ask().unwrap();
+        let x = t.suggest_float("x", 0.0, 1.0).unwrap();
+        t.set_constraint("a", x - 0.5).unwrap();
+        if i == 1 {
+            t.set_constraint("b", 0.0).unwrap();
+        }
+        study.tell(&t, &[x]).unwrap();
+    }
+    // The GP's relative sampling runs when the trial is asked.
+    let error = study.ask().unwrap_err();
+    assert!(
+        matches!(&error, StudyError::Sampler { reason } if reason.contains("same constraints")),
+        "{error}"
+    );
+}

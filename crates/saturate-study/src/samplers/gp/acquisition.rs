@@ -1,9 +1,9 @@
 //! Acquisition functions on a fitted GP, with their gradients (Optuna's `_gp/acqf.py`):
 //! log expected improvement, and its q-batch Monte Carlo form when trials are RUNNING.
 //!
-//! Values are maximised. A constrained variant (Optuna's `LogCEI`) adds, for each
-//! constraint GP, the log probability of feasibility at the point to the value and its
-//! gradient: [`Acquisition::value_and_gradient`] is the one place such a term would join.
+//! Values are maximised. With constraints (Optuna's `LogCEI`), each constraint's GP adds
+//! the log probability that the constraint holds at the point to the value and its gradient;
+//! the objective's term is dropped (0) while no trial is feasible.
 
 use std::f64::consts::PI;
 
@@ -49,6 +49,33 @@ pub(crate) fn logei(mean: f64, var: f64, f0: f64) -> (f64, f64, f64) {
     let dmean = dh / sigma;
     let dsigma = (1.0 - dh * z) / sigma;
     (h + sigma.ln(), dmean, dsigma / (2.0 * sigma))
+}
+
+/// `log Φ(z)` for the standard normal CDF Φ, and its derivative `φ(z) / Φ(z)`, accurate in
+/// the lower tail (an asymptotic series below z = -20, where `erfc` underflows).
+pub(crate) fn log_ndtr(z: f64) -> (f64, f64) {
+    if z >= -20.0 {
+        let cdf = 0.5 * libm::erfc(-z / std::f64::consts::SQRT_2);
+        let pdf = (-0.5 * z * z).exp() / (2.0 * PI).sqrt();
+        (cdf.ln(), pdf / cdf)
+    } else {
+        // Φ(z) = φ(z)/(-z) · (1 - 1/z² + 3/z⁴ - 15/z⁶ + …)
+        let u = 1.0 / (z * z);
+        let series = 1.0 - u + 3.0 * u * u - 15.0 * u * u * u + 105.0 * u * u * u * u;
+        let log_pdf = -0.5 * z * z - 0.5 * (2.0 * PI).ln();
+        (log_pdf - (-z).ln() + series.ln(), -z / series)
+    }
+}
+
+/// `log P(y > t)` for `y ~ N(mean, var)` (a constraint GP's probability of feasibility at
+/// its standardised threshold `t`), and its derivatives in `mean` and `var` (Optuna's
+/// `LogPI`).
+pub(crate) fn log_pi(mean: f64, var: f64, t: f64) -> (f64, f64, f64) {
+    let var = var + STABILIZING_NOISE;
+    let sigma = var.sqrt();
+    let z = (mean - t) / sigma;
+    let (value, ratio) = log_ndtr(z);
+    (value, ratio / sigma, -ratio * z / (2.0 * var))
 }
 
 /// Standard normal quantile (Acklam's rational approximation refined by one Halley step).
@@ -209,6 +236,9 @@ pub(crate) struct Acquisition {
     gp: GpRegressor,
     threshold: f64,
     fantasies: Option<Fantasies>,
+    /// One GP per constraint with its standardised threshold: the point is feasible for
+    /// the constraint where the GP's value is above it.
+    constraints: Vec<(GpRegressor, f64)>,
 }
 
 impl Acquisition {
@@ -218,6 +248,7 @@ impl Acquisition {
             gp,
             threshold,
             fantasies: None,
+            constraints: Vec::new(),
         }
     }
 
@@ -235,7 +266,30 @@ impl Acquisition {
             gp,
             threshold,
             fantasies: Some(fantasies),
+            constraints: Vec::new(),
         }
+    }
+
+    /// Weighs the acquisition by the probability of feasibility of each constraint
+    /// (Optuna's `LogCEI`): adds `log P(c_i(x) <= 0)` from each constraint's GP. With a
+    /// `threshold` of -∞ (no feasible trial yet) only those terms remain.
+    pub(crate) fn with_constraints(mut self, constraints: Vec<(GpRegressor, f64)>) -> Self {
+        self.constraints = constraints;
+        self
+    }
+
+    /// The constraints' log probability of feasibility at `x`, added to `grad`.
+    fn add_constraints(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        let mut total = 0.0;
+        for (gp, t) in &self.constraints {
+            let p = gp.posterior_with_gradient(x);
+            let (value, dmean, dvar) = log_pi(p.mean, p.var, *t);
+            total += value;
+            for d in 0..x.len() {
+                grad[d] += dmean * p.dmean[d] + dvar * p.dvar[d];
+            }
+        }
+        total
     }
 
     pub(crate) fn lengthscales(&self) -> Vec<f64> {
@@ -244,16 +298,30 @@ impl Acquisition {
 
     pub(crate) fn value(&self, x: &[f64]) -> f64 {
         match &self.fantasies {
-            None => {
+            None if self.constraints.is_empty() => {
                 let (mean, var) = self.gp.posterior(x);
                 logei(mean, var, self.threshold).0
             }
-            Some(_) => self.value_and_gradient(x).0,
+            _ => self.value_and_gradient(x).0,
         }
     }
 
     /// The value and its gradient in `x` (0 along categorical coordinates).
     pub(crate) fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
+        if self.constraints.is_empty() {
+            return self.objective_value_and_gradient(x);
+        }
+        let (value, mut grad) = if self.threshold == f64::NEG_INFINITY {
+            (0.0, vec![0.0; x.len()])
+        } else {
+            self.objective_value_and_gradient(x)
+        };
+        let feasibility = self.add_constraints(x, &mut grad);
+        (value + feasibility, grad)
+    }
+
+    /// The objective's (q)LogEI and its gradient.
+    fn objective_value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
         let p = self.gp.posterior_with_gradient(x);
         let Some(f) = &self.fantasies else {
             let (value, dmean, dvar) = logei(p.mean, p.var, self.threshold);

@@ -49,6 +49,14 @@ const N_QMC_SAMPLES: usize = 128;
 /// trial publishes its relative parameters in system attributes (`gp:relative_params:<i>`)
 /// so that later trials see where the RUNNING ones will be before they suggest them.
 ///
+/// With constraints ([`Trial::set_constraint`](crate::trial::Trial::set_constraint)), each
+/// constraint gets a GP of its own, and the log expected improvement over the best feasible
+/// value is added to the log probability of each constraint being satisfied (Optuna's
+/// `LogCEI`); while no trial is feasible only those probabilities count. With RUNNING
+/// trials they are added to qLogEI at the candidate (Optuna 5.0 draws joint fantasies of
+/// the constraints too). Every completed trial must set the same constraints
+/// ([`StudyError::Sampler`](crate::StudyError::Sampler) otherwise).
+///
 /// Until `n_startup_trials` trials are COMPLETE, and for parameters outside the
 /// intersection search space, values are drawn at random. Studies with several objectives
 /// are sampled at random (Optuna 5.0 uses log expected hypervolume improvement there).
@@ -77,6 +85,8 @@ pub struct GpSampler {
     settings: OptimizeSettings,
     /// The last fit's kernel parameters: the next fit starts from them.
     cache: Option<KernelParams>,
+    /// The same for each constraint's GP.
+    constraint_cache: Vec<KernelParams>,
 }
 
 /// Configures a [`GpSampler`]; the defaults are Optuna 5.0's.
@@ -164,6 +174,7 @@ impl GpSamplerConfig {
                 tol: 1e-4,
             },
             cache: None,
+            constraint_cache: Vec::new(),
         })
     }
 }
@@ -171,23 +182,7 @@ impl GpSamplerConfig {
 /// Standardises values to mean 0 and standard deviation 1, infinite ones clipped to the
 /// finite extremes first (all 0 when none is finite).
 pub(crate) fn standardize(values: &[f64]) -> Vec<f64> {
-    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    let (low, high) = if finite.is_empty() {
-        (0.0, 0.0)
-    } else {
-        (
-            finite.iter().copied().fold(f64::INFINITY, f64::min),
-            finite.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        )
-    };
-    let clipped: Vec<f64> = values.iter().map(|v| v.clamp(low, high)).collect();
-    let n = clipped.len() as f64;
-    let mean = clipped.iter().sum::<f64>() / n;
-    let std = (clipped.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
-    clipped
-        .iter()
-        .map(|v| (v - mean) / std.max(STANDARDIZE_EPS))
-        .collect()
+    standardize_with_moments(values).0
 }
 
 /// The relative parameters a RUNNING trial published.
@@ -217,7 +212,7 @@ impl GpSampler {
         completed: &[Arc<FrozenTrial>],
         running: &[Vec<f64>],
         space: &SearchSpace,
-    ) -> Vec<f64> {
+    ) -> Result<Vec<f64>> {
         let gp_space = GpSearchSpace::new(space);
         let internal =
             |t: &FrozenTrial| -> Vec<f64> { space.keys().map(|k| t.params[k].internal).collect() };
@@ -244,11 +239,22 @@ impl GpSampler {
         {
             self.cache = None;
         }
+        // With constraints (Optuna's LogCEI): the best feasible value is the threshold
+        // (-∞ while none is feasible), and each constraint gets a GP of its own.
+        let constraints = constraint_values(completed)?;
+        let feasible: Vec<bool> = match &constraints {
+            Some(c) => c.iter().map(|row| row.iter().all(|v| *v <= 0.0)).collect(),
+            None => vec![true; y.len()],
+        };
         let best = (0..y.len())
-            .max_by(|a, b| y[*a].total_cmp(&y[*b]))
-            .expect("at least one trial");
-        let threshold = y[best];
-        let best_x = x[best].clone();
+            .filter(|i| feasible[*i])
+            .max_by(|a, b| y[*a].total_cmp(&y[*b]));
+        let threshold = best.map_or(f64::NEG_INFINITY, |i| y[i]);
+        let warm_starts: Vec<Vec<f64>> = best.map(|i| x[i].clone()).into_iter().collect();
+        let constraint_gps = match &constraints {
+            Some(c) => self.fit_constraints(&x, c, &gp_space),
+            None => Vec::new(),
+        };
         let data = TrainingData::new(x, y, gp_space.is_categorical());
         let gp = fit_kernel_params(
             data,
@@ -257,22 +263,112 @@ impl GpSampler {
             self.deterministic_objective,
         );
         self.cache = Some(gp.params.clone());
-        let acquisition = if running.is_empty() {
+        // While no trial is feasible the objective's term is dropped: no fantasies needed.
+        let acquisition = if running.is_empty() || threshold == f64::NEG_INFINITY {
             Acquisition::log_ei(gp, threshold)
         } else {
             let running = running.iter().map(|r| gp_space.normalize(r)).collect();
             let seed = self.rng.random_range(0..1u32 << 30);
             Acquisition::q_log_ei(gp, threshold, running, N_QMC_SAMPLES, seed)
-        };
+        }
+        .with_constraints(constraint_gps);
         let (point, _) = optimize_acquisition(
             &acquisition,
             &gp_space,
-            &[best_x],
+            &warm_starts,
             self.settings,
             &mut self.rng,
         );
-        gp_space.unnormalize(&point)
+        Ok(gp_space.unnormalize(&point))
     }
+
+    /// One GP per constraint, fitted to the negated constraint values (the GP maximises:
+    /// feasible is above the threshold), standardised, with the threshold where the
+    /// constraint value is 0.
+    fn fit_constraints(
+        &mut self,
+        x: &[Vec<f64>],
+        constraints: &[Vec<f64>],
+        gp_space: &GpSearchSpace,
+    ) -> Vec<(crate::samplers::gp::regressor::GpRegressor, f64)> {
+        let count = constraints.first().map_or(0, Vec::len);
+        if self.constraint_cache.len() != count
+            || self
+                .constraint_cache
+                .first()
+                .is_some_and(|c| c.inverse_squared_lengthscales.len() != gp_space.dim())
+        {
+            self.constraint_cache.clear();
+        }
+        let mut fitted = Vec::with_capacity(count);
+        let mut caches = Vec::with_capacity(count);
+        for j in 0..count {
+            let negated: Vec<f64> = constraints.iter().map(|row| -row[j]).collect();
+            let (standardized, mean, std) = standardize_with_moments(&negated);
+            let data = TrainingData::new(x.to_vec(), standardized, gp_space.is_categorical());
+            let gp = fit_kernel_params(
+                data,
+                self.constraint_cache.get(j),
+                MINIMUM_NOISE_VAR,
+                self.deterministic_objective,
+            );
+            caches.push(gp.params.clone());
+            fitted.push((gp, -mean / std.max(STANDARDIZE_EPS)));
+        }
+        self.constraint_cache = caches;
+        fitted
+    }
+}
+
+/// The completed trials' constraint values (in the order of their names), or `None` when
+/// no trial carries constraints.
+///
+/// # Errors
+/// [`StudyError::Sampler`](crate::StudyError::Sampler) when trials carry different numbers
+/// of constraints (as Optuna refuses them).
+fn constraint_values(completed: &[Arc<FrozenTrial>]) -> Result<Option<Vec<Vec<f64>>>> {
+    if !completed.iter().any(|t| t.is_constrained()) {
+        return Ok(None);
+    }
+    let rows: Vec<Vec<f64>> = completed
+        .iter()
+        .map(|t| t.constraints().into_values().collect())
+        .collect();
+    if let Some(t) = rows.iter().position(|r| r.len() != rows[0].len()) {
+        return Err(crate::StudyError::Sampler {
+            reason: format!(
+                "GpSampler: trial {} has {} constraint(s) and trial {} has {}; every \
+                 completed trial must set the same constraints",
+                completed[0].number,
+                rows[0].len(),
+                completed[t].number,
+                rows[t].len()
+            ),
+        });
+    }
+    Ok(Some(rows))
+}
+
+/// [`standardize`], also returning the mean and standard deviation it used.
+fn standardize_with_moments(values: &[f64]) -> (Vec<f64>, f64, f64) {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let (low, high) = if finite.is_empty() {
+        (0.0, 0.0)
+    } else {
+        (
+            finite.iter().copied().fold(f64::INFINITY, f64::min),
+            finite.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        )
+    };
+    let clipped: Vec<f64> = values.iter().map(|v| v.clamp(low, high)).collect();
+    let n = clipped.len() as f64;
+    let mean = clipped.iter().sum::<f64>() / n;
+    let std = (clipped.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let standardized = clipped
+        .iter()
+        .map(|v| (v - mean) / std.max(STANDARDIZE_EPS))
+        .collect();
+    (standardized, mean, std)
 }
 
 impl Sampler for GpSampler {
@@ -317,7 +413,7 @@ impl Sampler for GpSampler {
                 space.keys().map(|k| params.get(k).copied()).collect()
             })
             .collect();
-        let values = self.sample_with_gp(study.direction(), &completed, &running, space);
+        let values = self.sample_with_gp(study.direction(), &completed, &running, space)?;
         let params: BTreeMap<String, f64> = space.keys().cloned().zip(values).collect();
         let text = serde_json::to_string(&params).expect("floats serialise");
         let chars: Vec<char> = text.chars().collect();

@@ -331,3 +331,44 @@ fn normal_quantile_inverts_the_cdf() {
         assert_close(&format!("Φ(Φ⁻¹({p}))"), back / p, 1.0, 1e-12);
     }
 }
+
+#[test]
+fn log_ndtr_matches_scipy_in_both_branches() {
+    // scipy.special.log_ndtr (scipy 1.16, the venv of scripts/bench-gp.sh) at these points.
+    let expected = [
+        (0.0, -std::f64::consts::LN_2),
+        (-1.0, -1.8410216450092634),
+        (-5.0, -15.064998393988727),
+        (-19.9, -201.91716770733265),
+        (-20.1, -205.92711840194826),
+        (-30.0, -454.32124395634327),
+        (-100.0, -5005.524208694205),
+        (3.0, -0.0013508099647481925),
+    ];
+    for (z, want) in expected {
+        let (got, _) = super::acquisition::log_ndtr(z);
+        assert!(
+            ((got - want) / want).abs() < 1e-12,
+            "log_ndtr({z}) = {got}, scipy {want}"
+        );
+    }
+}
+
+#[test]
+fn log_pi_gradients_match_finite_differences() {
+    for (mean, var, t) in [(0.3, 0.5, 0.1), (-2.0, 0.04, 1.5), (-30.0, 0.2, 0.0)] {
+        let (_, dmean, dvar) = super::acquisition::log_pi(mean, var, t);
+        let h = 1e-6;
+        let f = |m: f64, v: f64| super::acquisition::log_pi(m, v, t).0;
+        let fd_mean = (f(mean + h, var) - f(mean - h, var)) / (2.0 * h);
+        let fd_var = (f(mean, var + h) - f(mean, var - h)) / (2.0 * h);
+        assert!(
+            (dmean - fd_mean).abs() < 1e-5 * (1.0 + fd_mean.abs()),
+            "{dmean} vs {fd_mean}"
+        );
+        assert!(
+            (dvar - fd_var).abs() < 1e-5 * (1.0 + fd_var.abs()),
+            "{dvar} vs {fd_var}"
+        );
+    }
+}

@@ -2,7 +2,8 @@
 //!
 //! - [`Study`] / [`DefaultStudy`]: ask, tell, enqueue, optimize; trials suggest
 //!   parameters on first use ([`Trial`]).
-//! - [`samplers`]: random, grid, quasi-Monte Carlo, TPE (Optuna's algorithm), CMA-ES.
+//! - [`samplers`]: random, grid, quasi-Monte Carlo, TPE and the Gaussian-process sampler
+//!   (Optuna's algorithms), CMA-ES.
 //! - [`pruners`]: median, percentile, successive halving, Hyperband, threshold, patient,
 //!   Wilcoxon.
 //! - [`testing`]: the sampler and storage conformance suites, public for your own

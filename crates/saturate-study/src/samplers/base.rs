@@ -186,3 +186,52 @@ impl<S: Sampler + ?Sized> Sampler for Box<S> {
         (**self).after_trial(study, trial, state, values)
     }
 }
+
+/// The longest string a relative-parameter chunk holds (Optuna's limit for a system
+/// attribute value in its RDB storage).
+const SYSTEM_ATTR_MAX_LENGTH: usize = 2045;
+
+/// Publishes a trial's relative parameters (internal representation) as JSON split over
+/// the system attributes `<key>:0`, `<key>:1`, ..., so that trials asked while it is RUNNING
+/// see where it will be (TPE's constant liar, the GP's qLogEI).
+pub(crate) fn publish_relative_params(
+    study: &StudyView<'_>,
+    trial_id: u64,
+    key: &str,
+    params: &BTreeMap<String, f64>,
+) -> Result<()> {
+    let text = serde_json::to_string(params).expect("floats serialise");
+    let chars: Vec<char> = text.chars().collect();
+    for (i, chunk) in chars.chunks(SYSTEM_ATTR_MAX_LENGTH).enumerate() {
+        study.set_trial_system_attr(
+            trial_id,
+            &format!("{key}:{i}"),
+            serde_json::Value::String(chunk.iter().collect()),
+        )?;
+    }
+    Ok(())
+}
+
+/// The relative parameters `trial` published under `key` ([`publish_relative_params`]);
+/// `None` when it published none (or they do not parse).
+pub(crate) fn published_relative_params(
+    trial: &FrozenTrial,
+    key: &str,
+) -> Option<BTreeMap<String, f64>> {
+    let mut text = String::new();
+    let mut i = 0;
+    while let Some(serde_json::Value::String(chunk)) = trial.system_attrs.get(&format!("{key}:{i}"))
+    {
+        text.push_str(chunk);
+        i += 1;
+    }
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(published)) => Some(
+            published
+                .into_iter()
+                .filter_map(|(k, v)| v.as_f64().map(|x| (k, x)))
+                .collect(),
+        ),
+        _ => None,
+    }
+}

@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::Rng;
-use serde_json::Value;
 
 use crate::distributions::Distribution;
 use crate::error::{invalid_argument, Result};
-use crate::samplers::base::{intersection_search_space, sample_uniform, seeded_rng};
+use crate::samplers::base::{
+    intersection_search_space, publish_relative_params, published_relative_params, sample_uniform,
+    seeded_rng,
+};
 use crate::samplers::gp::acquisition::Acquisition;
 use crate::samplers::gp::optimize::{optimize_acquisition, OptimizeSettings};
 use crate::samplers::gp::regressor::{
@@ -24,7 +26,6 @@ use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 /// it while it is RUNNING (the same chunked JSON as Optuna's `gp:relative_params:<i>`,
 /// with values in the internal representation, as saturate's TPE writes them).
 const RELATIVE_PARAMS_KEY: &str = "gp:relative_params";
-const SYSTEM_ATTR_MAX_LENGTH: usize = 2045;
 /// Standard deviations below this count as this when standardising.
 const STANDARDIZE_EPS: f64 = 1e-10;
 /// Quasi-random fantasies of qLogEI.
@@ -183,26 +184,6 @@ impl GpSamplerConfig {
 /// finite extremes first (all 0 when none is finite).
 pub(crate) fn standardize(values: &[f64]) -> Vec<f64> {
     standardize_with_moments(values).0
-}
-
-/// The relative parameters a RUNNING trial published.
-fn published_params(trial: &FrozenTrial) -> BTreeMap<String, f64> {
-    let mut text = String::new();
-    let mut i = 0;
-    while let Some(Value::String(chunk)) = trial
-        .system_attrs
-        .get(&format!("{RELATIVE_PARAMS_KEY}:{i}"))
-    {
-        text.push_str(chunk);
-        i += 1;
-    }
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(published)) => published
-            .into_iter()
-            .filter_map(|(k, v)| v.as_f64().map(|x| (k, x)))
-            .collect(),
-        _ => BTreeMap::new(),
-    }
 }
 
 impl GpSampler {
@@ -408,22 +389,15 @@ impl Sampler for GpSampler {
             .iter()
             .filter(|t| t.state == TrialState::Running && t.trial_id != trial.trial_id)
             .filter_map(|t| {
-                let mut params = published_params(t);
+                let mut params =
+                    published_relative_params(t, RELATIVE_PARAMS_KEY).unwrap_or_default();
                 params.extend(t.params.iter().map(|(k, p)| (k.clone(), p.internal)));
                 space.keys().map(|k| params.get(k).copied()).collect()
             })
             .collect();
         let values = self.sample_with_gp(study.direction(), &completed, &running, space)?;
         let params: BTreeMap<String, f64> = space.keys().cloned().zip(values).collect();
-        let text = serde_json::to_string(&params).expect("floats serialise");
-        let chars: Vec<char> = text.chars().collect();
-        for (i, chunk) in chars.chunks(SYSTEM_ATTR_MAX_LENGTH).enumerate() {
-            study.set_trial_system_attr(
-                trial.trial_id,
-                &format!("{RELATIVE_PARAMS_KEY}:{i}"),
-                Value::String(chunk.iter().collect()),
-            )?;
-        }
+        publish_relative_params(study, trial.trial_id, RELATIVE_PARAMS_KEY, &params)?;
         Ok(params)
     }
 

@@ -4,11 +4,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rand::rngs::StdRng;
-use serde_json::Value;
 
 use crate::distributions::Distribution;
 use crate::error::Result;
-use crate::samplers::base::{intersection_search_space, sample_uniform, seeded_rng};
+use crate::samplers::base::{
+    intersection_search_space, publish_relative_params, published_relative_params, sample_uniform,
+    seeded_rng,
+};
 use crate::samplers::tpe::multi_objective::{split_multi_objective, weights_below};
 use crate::samplers::tpe::parzen_estimator::{
     build_parzen_estimator, default_weights, ParzenSettings,
@@ -19,8 +21,6 @@ use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 
 /// Where TPE with `constant_liar` publishes a RUNNING trial's relative parameters.
 const RELATIVE_PARAMS_KEY: &str = "tpe:relative_params";
-/// Optuna splits the published JSON in chunks of this many characters.
-const SYSTEM_ATTR_MAX_LENGTH: usize = 2045;
 
 /// Optuna's default gamma: `min(ceil(0.1·n), 25)` trials form l(x).
 pub fn default_gamma(n: usize) -> usize {
@@ -256,24 +256,7 @@ impl TpeSampler {
         if trial.state != TrialState::Running || !self.settings.multivariate {
             return None;
         }
-        let mut text = String::new();
-        let mut i = 0;
-        while let Some(Value::String(chunk)) = trial
-            .system_attrs
-            .get(&format!("{RELATIVE_PARAMS_KEY}:{i}"))
-        {
-            text.push_str(chunk);
-            i += 1;
-        }
-        match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(published)) => Some(
-                published
-                    .into_iter()
-                    .filter_map(|(k, v)| v.as_f64().map(|x| (k, x)))
-                    .collect(),
-            ),
-            _ => None,
-        }
+        published_relative_params(trial, RELATIVE_PARAMS_KEY)
     }
 
     fn sample(
@@ -544,15 +527,7 @@ impl Sampler for TpeSampler {
             params = self.sample(study, trial, space, &all)?;
         }
         if self.constant_liar && !params.is_empty() {
-            let text = serde_json::to_string(&params).expect("floats serialise");
-            let chars: Vec<char> = text.chars().collect();
-            for (i, chunk) in chars.chunks(SYSTEM_ATTR_MAX_LENGTH).enumerate() {
-                study.set_trial_system_attr(
-                    trial.trial_id,
-                    &format!("{RELATIVE_PARAMS_KEY}:{i}"),
-                    Value::String(chunk.iter().collect()),
-                )?;
-            }
+            publish_relative_params(study, trial.trial_id, RELATIVE_PARAMS_KEY, &params)?;
         }
         Ok(params)
     }

@@ -15,7 +15,7 @@
 //! `--storage` also takes `sqlite:///PATH` and `postgresql://...`.
 //! `SATURATE_SHORT=1` runs 12 trials of 6 steps instead of 60 of 20.
 
-use saturate::study::prelude::*;
+use saturate::prelude::*;
 
 /// The study's name in the journal.
 const STUDY_NAME: &str = "ask-tell";
@@ -24,12 +24,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let short = std::env::var("SATURATE_SHORT").is_ok_and(|v| v == "1");
     let (n_trials, steps) = if short { (12, 6) } else { (60, 20) };
 
-    let mut builder = DefaultStudy::builder()
-        .name(STUDY_NAME)
-        .direction(StudyDirection::Minimize)
-        .sampler(TpeSampler::builder().seed(42).n_startup_trials(5).build())
+    let mut builder = StudyConfig::new()
+        .with_name(STUDY_NAME)
+        .with_direction(StudyDirection::Minimize)
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(42)
+                .with_n_startup_trials(5)
+                .init()?,
+        )
         // No pruning before 3 trials are complete nor before step 2.
-        .pruner(
+        .with_pruner(
             MedianPrunerConfig::new()
                 .with_n_startup_trials(3)
                 .with_n_warmup_steps(2)
@@ -37,14 +42,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     if let Some(url) = storage_arg() {
         builder = builder
-            .storage(saturate::study::storage::open(&url)?)
-            .load_if_exists(true);
+            .with_storage(saturate::study::storage::open(&url)?)
+            .with_load_if_exists(true);
         println!(
             "writing the study to {}",
             saturate::study::storage::redact_url(&url)
         );
     }
-    let study = builder.build()?;
+    let study = builder.init()?;
 
     // A configuration known to be good is tried first, as Optuna's `enqueue_trial`.
     let fixed: FixedParams = [

@@ -36,19 +36,21 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use saturate::study::prelude::*;
+use saturate::prelude::*;
+use saturate::study::distributions::Distribution;
 use saturate::study::study::StudyView;
+use saturate::study::Result;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let short = std::env::var("SATURATE_SHORT").is_ok_and(|v| v == "1");
     let (n_trials, steps) = if short { (30, 10) } else { (200, 20) };
 
     let draws = Arc::new(SamplerDraws::default());
-    let study = DefaultStudy::builder()
-        .direction(StudyDirection::Minimize)
-        .sampler(LocalSearchSampler::new(7, 0.15, 5, draws.clone()))
-        .pruner(WorseThanBestPruner::new(0.25, 2))
-        .build()?;
+    let study = StudyConfig::new()
+        .with_direction(StudyDirection::Minimize)
+        .with_sampler(LocalSearchSampler::new(7, 0.15, 5, draws.clone()))
+        .with_pruner(WorseThanBestPruner::new(0.25, 2))
+        .init()?;
 
     study.optimize(Some(n_trials), None, |trial| {
         let x = trial.suggest_float("x", -3.0, 3.0)?;

@@ -36,9 +36,6 @@
 use std::time::Duration;
 
 use saturate::prelude::*;
-use saturate::study::prelude::{
-    DefaultStudy, MedianPrunerConfig, Study, StudyDirection, TpeSampler,
-};
 use saturate::study::storage::RetryFailedTrialCallback;
 
 /// The study's name in the storage (`--study NAME` for another).
@@ -67,25 +64,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let pid = std::process::id();
 
-    let study = DefaultStudy::builder()
-        .name(study_name)
-        .direction(StudyDirection::Minimize)
-        .storage(storage)
-        .load_if_exists(true)
+    let study = StudyConfig::new()
+        .with_name(study_name)
+        .with_direction(StudyDirection::Minimize)
+        .with_storage(storage)
+        .with_load_if_exists(true)
         // `constant_liar` keeps apart the trials asked together (a group, other workers').
-        .sampler(TpeSampler::builder().constant_liar(true).build())
-        .pruner(
+        .with_sampler(TpeSamplerConfig::new().with_constant_liar(true).init()?)
+        .with_pruner(
             MedianPrunerConfig::new()
                 .with_n_startup_trials(4)
                 .with_n_warmup_steps(2)
                 .init()?,
         )
-        .build()?;
+        .init()?;
 
     let config = RunConfig::new()
-        .group_size(4)
-        .n_trials(n_trials)
-        .progress(false);
+        .with_group_size(4)
+        .with_n_trials(n_trials)
+        .with_progress(false);
     let summary = run(&study, &config, |g: &mut GroupTrial<'_, DefaultStudy>| {
         let depth = g.shared().suggest_int("depth", 1, 6)?;
         let mut lr = g.member().suggest_float_log("lr", 1e-4, 1.0)?;

@@ -43,7 +43,6 @@ use common::backend::Inner;
 use fashion_task::FashionTask;
 use saturate::data::{FashionMnist, Split};
 use saturate::prelude::*;
-use saturate::study::prelude::*;
 
 /// The run's sizes: the default job, or the smoke test of `SATURATE_SHORT=1`.
 #[derive(Debug, Clone)]
@@ -210,31 +209,36 @@ fn main() -> Result<(), Box<dyn Error>> {
     );
 
     // ANCHOR: study
-    let study = DefaultStudy::builder()
-        .name("fashion_mnist")
-        .direction(StudyDirection::Maximize)
-        .sampler(TpeSampler::builder().seed(seed).constant_liar(true).build())
+    let study = StudyConfig::new()
+        .with_name("fashion_mnist")
+        .with_direction(StudyDirection::Maximize)
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(seed)
+                .with_constant_liar(true)
+                .init()?,
+        )
         // Members are judged from their second epoch on, once 8 trials have finished.
-        .pruner(
+        .with_pruner(
             MedianPrunerConfig::new()
                 .with_n_startup_trials(8)
                 .with_n_warmup_steps(2)
                 .init()?,
         )
-        .storage(saturate::study::storage::open(&storage)?)
-        .load_if_exists(true)
-        .build()?;
+        .with_storage(saturate::study::storage::open(&storage)?)
+        .with_load_if_exists(true)
+        .init()?;
     // ANCHOR_END: study
 
     // ANCHOR: run
     let mut trainer_config = TrainerConfig::new(steps_per_epoch, plan.epochs);
     if let Some(n) = per_group {
-        trainer_config = trainer_config.max_trials_per_group(n);
+        trainer_config = trainer_config.with_max_trials_per_group(n);
     }
-    let mut trainer = GroupTrainer::new(task, trainer_config);
+    let mut trainer = trainer_config.init(task)?;
     let config = RunConfig::new()
-        .group_size(plan.group_size)
-        .n_trials(plan.trials);
+        .with_group_size(plan.group_size)
+        .with_n_trials(plan.trials);
     let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
     // ANCHOR_END: run
 

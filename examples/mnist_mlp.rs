@@ -39,9 +39,8 @@ use burn::tensor::{Int, Tensor};
 use common::backend::Inner;
 use models::mlp::Mlp;
 use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageDataset, Kmnist, Mnist, Split};
-use saturate::optim::{MomentumConfig, SgdConfig};
+use saturate::optim::{GroupMomentumConfig, GroupSgdConfig};
 use saturate::prelude::*;
-use saturate::study::prelude::*;
 
 type Train = burn::backend::Autodiff<Vmap<Inner>>;
 type Valid = Vmap<Inner>;
@@ -186,22 +185,27 @@ fn main() -> Result<(), Box<dyn Error>> {
     let batcher = ImageBatcher::normalized(vec![0.13], vec![0.31]);
     let device = Default::default();
 
-    let study = DefaultStudy::builder()
-        .name("mnist_mlp")
-        .direction(StudyDirection::Maximize)
-        .sampler(TpeSampler::builder().seed(0).constant_liar(true).build())
-        .pruner(
+    let study = StudyConfig::new()
+        .with_name("mnist_mlp")
+        .with_direction(StudyDirection::Maximize)
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(0)
+                .with_constant_liar(true)
+                .init()?,
+        )
+        .with_pruner(
             MedianPrunerConfig::new()
                 .with_n_startup_trials(4)
                 .with_n_warmup_steps(1)
                 .init()?,
         )
-        .storage(saturate::study::storage::open(&options.storage)?)
-        .load_if_exists(true)
-        .build()?;
+        .with_storage(saturate::study::storage::open(&options.storage)?)
+        .with_load_if_exists(true)
+        .init()?;
     let config = RunConfig::new()
-        .group_size(plan.group_size)
-        .n_trials(plan.trials);
+        .with_group_size(plan.group_size)
+        .with_n_trials(plan.trials);
     let mut seed = 0;
 
     // ANCHOR: objective
@@ -212,9 +216,9 @@ fn main() -> Result<(), Box<dyn Error>> {
 
         let mut model: Batched<Mlp<Train>> =
             Batched::init(g.members(), &device, |d| Mlp::new(hidden, d))?;
-        let mut optim = SgdConfig::new()
+        let mut optim = GroupSgdConfig::new()
             .with_momentum(Some(
-                MomentumConfig::new().with_momentum(momentum.to_hyper()),
+                GroupMomentumConfig::new().with_momentum(momentum.to_hyper()),
             ))
             .init::<Train, Mlp<Train>>(g.members())?;
         let mut accuracy_now = Members::default();

@@ -38,7 +38,7 @@ use common::backend::Inner;
 use models::cnn::Cnn;
 use models::mlp::Mlp;
 use models::transformer::PatchTransformer;
-use saturate::optim::SgdConfig;
+use saturate::optim::GroupSgdConfig;
 use saturate::prelude::*;
 use saturate::vmap::{member_data, DeepCopy};
 
@@ -258,7 +258,7 @@ where
         })
         .collect::<Result<_, _>>()?;
 
-    let mut optim = SgdConfig::new().init::<Group, MG>(plan.members)?;
+    let mut optim = GroupSgdConfig::new().init::<Group, MG>(plan.members)?;
     for (images, targets) in data {
         let group_device = group.device::<Group>();
         let logits = forward_group(&group, Tensor::from_data(images.clone(), &group_device));

@@ -35,9 +35,8 @@ use burn::tensor::{Int, Tensor};
 use common::backend::Inner;
 use models::transformer::PatchTransformer;
 use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageItem, Split};
-use saturate::optim::AdamWConfig;
+use saturate::optim::GroupAdamWConfig;
 use saturate::prelude::*;
-use saturate::study::prelude::*;
 
 type Train = burn::backend::Autodiff<Vmap<Inner>>;
 type Valid = Vmap<Inner>;
@@ -141,22 +140,27 @@ fn main() -> Result<(), Box<dyn Error>> {
     let batcher = ImageBatcher::normalized(vec![0.286], vec![0.353]);
     let device = Default::default();
 
-    let study = DefaultStudy::builder()
-        .name("patch_transformer")
-        .direction(StudyDirection::Maximize)
-        .sampler(TpeSampler::builder().seed(0).constant_liar(true).build())
-        .pruner(
+    let study = StudyConfig::new()
+        .with_name("patch_transformer")
+        .with_direction(StudyDirection::Maximize)
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(0)
+                .with_constant_liar(true)
+                .init()?,
+        )
+        .with_pruner(
             MedianPrunerConfig::new()
                 .with_n_startup_trials(4)
                 .with_n_warmup_steps(1)
                 .init()?,
         )
-        .storage(saturate::study::storage::open(&storage)?)
-        .load_if_exists(true)
-        .build()?;
+        .with_storage(saturate::study::storage::open(&storage)?)
+        .with_load_if_exists(true)
+        .init()?;
     let config = RunConfig::new()
-        .group_size(plan.group_size)
-        .n_trials(plan.trials);
+        .with_group_size(plan.group_size)
+        .with_n_trials(plan.trials);
     let mut seed = 0;
 
     // ANCHOR: objective
@@ -168,7 +172,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
         let mut model: Batched<PatchTransformer<Train>> =
             Batched::init(g.members(), &device, |d| PatchTransformer::new(d_model, d))?;
-        let mut optim = AdamWConfig::new()
+        let mut optim = GroupAdamWConfig::new()
             .with_weight_decay(weight_decay.to_hyper())
             .init::<Train, PatchTransformer<Train>>(g.members())?;
         let mut accuracy_now = Members::default();

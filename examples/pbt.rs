@@ -26,7 +26,6 @@ use fashion_task::FashionTask;
 use saturate::data::FashionMnist;
 use saturate::prelude::*;
 use saturate::study::distributions::{Distribution, FloatDistribution};
-use saturate::study::prelude::*;
 use saturate::train::pbt::{lineage, PbtConfig};
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -87,14 +86,14 @@ fn main() -> Result<(), Box<dyn Error>> {
         n += 1;
         name = format!("pbt-{seed}-{n}");
     }
-    let study = DefaultStudy::builder()
-        .name(&name)
-        .direction(StudyDirection::Maximize)
-        .sampler(RandomSampler::new(Some(seed)))
-        .storage(storage)
-        .build()?;
-    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(steps, epochs).pbt(pbt));
-    let config = RunConfig::new().group_size(k).n_trials(k);
+    let study = StudyConfig::new()
+        .with_name(&name)
+        .with_direction(StudyDirection::Maximize)
+        .with_sampler(RandomSamplerConfig::new().with_seed(seed).init())
+        .with_storage(storage)
+        .init()?;
+    let mut trainer = TrainerConfig::new(steps, epochs).with_pbt(pbt).init(task)?;
+    let config = RunConfig::new().with_group_size(k).with_n_trials(k);
     let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
     // ANCHOR_END: pbt
 

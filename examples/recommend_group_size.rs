@@ -41,7 +41,7 @@ use common::backend::Inner;
 use models::cnn::Cnn;
 use models::mlp::Mlp;
 use models::transformer::PatchTransformer;
-use saturate::optim::SgdConfig;
+use saturate::optim::GroupSgdConfig;
 use saturate::prelude::*;
 use saturate::profile::{GroupSizeSearch, Profiler, Recommendation, StepMeasurement};
 use saturate::vmap::DeepCopy;
@@ -186,7 +186,7 @@ fn train<M: AutodiffModule<Group> + DeepCopy<Group>>(
     forward: impl Fn(&M, Tensor<Group, 4>) -> Tensor<Group, 2>,
 ) -> Result<Duration, Box<dyn Error>> {
     let mut group: Batched<M> = Batched::init(k, device, init)?;
-    let mut optim = SgdConfig::new().init::<Group, M>(k)?;
+    let mut optim = GroupSgdConfig::new().init::<Group, M>(k)?;
     let lrs = Members::from(
         (0..k)
             .map(|i| 0.01 * (1.0 + i as f64 / k as f64))

@@ -28,7 +28,7 @@
 //! `--trials N`: trials to run in this process (default 20). `SATURATE_SHORT=1` shortens each
 //! trial (4 steps instead of 20) and makes the default 6 trials.
 
-use saturate::study::prelude::*;
+use saturate::prelude::*;
 
 /// The study's name in the journal.
 const STUDY_NAME: &str = "resume";
@@ -41,15 +41,15 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         arg_value("--trials").map_or(Ok(if short { 6 } else { 20 }), |n| n.parse())?;
     let stop_after: Option<usize> = arg_value("--stop-after").map(|k| k.parse()).transpose()?;
 
-    let study = DefaultStudy::builder()
-        .name(STUDY_NAME)
-        .direction(StudyDirection::Minimize)
-        .storage(saturate::study::storage::open(&storage)?)
-        .load_if_exists(true)
-        .sampler(TpeSampler::builder().n_startup_trials(4).build())
+    let study = StudyConfig::new()
+        .with_name(STUDY_NAME)
+        .with_direction(StudyDirection::Minimize)
+        .with_storage(saturate::study::storage::open(&storage)?)
+        .with_load_if_exists(true)
+        .with_sampler(TpeSamplerConfig::new().with_n_startup_trials(4).init()?)
         // Pruning would make the counts below depend on the sampler's luck.
-        .pruner(NopPruner)
-        .build()?;
+        .with_pruner(NopPruner)
+        .init()?;
 
     let existing = study.trials(None)?;
     if existing.is_empty() {
@@ -96,7 +96,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Fails the trials left RUNNING by an interrupted process (see the module docs).
-fn fail_abandoned_trials(study: &DefaultStudy) -> Result<()> {
+fn fail_abandoned_trials(study: &DefaultStudy) -> Result<(), StudyError> {
     for trial in study.trials(Some(&[TrialState::Running]))? {
         println!(
             "trial {} was left RUNNING (last step {:?}): marking it FAIL",

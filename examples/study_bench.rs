@@ -65,10 +65,9 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{ElementConversion, Int, Tensor};
 use common::backend::Inner;
 use saturate::data::{FashionMnist, ImageBatch, ImageBatcher, ImageDataset, ImageItem};
-use saturate::optim::{MomentumConfig, Sgd, SgdConfig, WeightDecayConfig};
+use saturate::optim::{GroupMomentumConfig, GroupSgd, GroupSgdConfig, GroupWeightDecayConfig};
 use saturate::prelude::*;
 use saturate::profile::Profile;
-use saturate::study::prelude::*;
 use saturate::study::study::ObjectiveError;
 use saturate::train::{GroupBackend, MemberScope, SharedScope, TimeoutPolicy};
 use saturate::vmap::nn::{Dropout, DropoutConfig};
@@ -254,15 +253,20 @@ impl Data {
 /// The study both arms run: TPE seeded with `seed`, constant liar (it matters only when
 /// trials run together), no pruner, maximising validation accuracy, in memory.
 fn study(seed: u64) -> Result<DefaultStudy, Box<dyn Error>> {
-    Ok(DefaultStudy::builder()
-        .name("study_bench")
-        .direction(StudyDirection::Maximize)
-        .sampler(TpeSampler::builder().seed(seed).constant_liar(true).build())
+    Ok(StudyConfig::new()
+        .with_name("study_bench")
+        .with_direction(StudyDirection::Maximize)
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(seed)
+                .with_constant_liar(true)
+                .init()?,
+        )
         // No pruning: a study's default pruner is the median pruner (as Optuna's), and the
         // runner reports each epoch's accuracy to it, where the sequential arm (and the
         // Python reference) report nothing.
-        .pruner(NopPruner)
-        .build()?)
+        .with_pruner(NopPruner)
+        .init()?)
 }
 
 /// The search space's bounds, in sampling order.
@@ -370,7 +374,7 @@ impl GroupTask<Inner> for StudyTask {
     /// Nothing is shared: the width is fixed.
     type Shared = ();
     type Model = GroupCnn<Train>;
-    type Rule = Sgd;
+    type Rule = GroupSgd;
     type Batch = ImageBatch<Train>;
 
     fn suggest_shared<S: Study>(
@@ -416,14 +420,14 @@ impl GroupTask<Inner> for StudyTask {
         })
     }
 
-    fn optimizer(&self, _shared: &(), hyper: &MemberHyper) -> SgdConfig {
-        SgdConfig::new()
+    fn optimizer(&self, _shared: &(), hyper: &MemberHyper) -> GroupSgdConfig {
+        GroupSgdConfig::new()
             .with_momentum(Some(
-                MomentumConfig::new()
+                GroupMomentumConfig::new()
                     .with_momentum(hyper.get("momentum").to_hyper())
                     .with_dampening(0.0),
             ))
-            .with_weight_decay(Some(WeightDecayConfig::new(
+            .with_weight_decay(Some(GroupWeightDecayConfig::new(
                 hyper.get("weight_decay").to_hyper(),
             )))
     }
@@ -483,18 +487,17 @@ struct Grouped {
 
 fn grouped(plan: &Plan, data: Data, seed: u64) -> Result<(ArmRun, Grouped), Box<dyn Error>> {
     let study = study(seed)?;
-    let mut trainer = GroupTrainer::new(
-        StudyTask {
+    let mut trainer = TrainerConfig::new(plan.steps_per_epoch(), plan.epochs)
+        .with_refill(false)
+        .init(StudyTask {
             data,
             plan: plan.clone(),
             step: 0,
-        },
-        TrainerConfig::new(plan.steps_per_epoch(), plan.epochs).refill(false),
-    );
+        })?;
     let config = RunConfig::new()
-        .group_size(plan.group_size)
-        .n_trials(plan.trials)
-        .progress(false);
+        .with_group_size(plan.group_size)
+        .with_n_trials(plan.trials)
+        .with_progress(false);
     let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
     print!("{summary}");
     if !summary.group_errors.is_empty() {
@@ -508,10 +511,10 @@ fn grouped(plan: &Plan, data: Data, seed: u64) -> Result<(ArmRun, Grouped), Box<
 fn continue_until(plan: &Plan, arm: &mut Grouped, left: Duration) -> Result<(), Box<dyn Error>> {
     if !left.is_zero() {
         let config = RunConfig::new()
-            .group_size(plan.group_size)
-            .timeout(left)
-            .on_timeout(TimeoutPolicy::StopAtNextReport)
-            .progress(false);
+            .with_group_size(plan.group_size)
+            .with_timeout(left)
+            .with_on_timeout(TimeoutPolicy::StopAtNextReport)
+            .with_progress(false);
         let summary =
             run_trainer::<Inner, _, _>(&arm.study, &config, &mut arm.trainer, &Default::default())?;
         println!(

@@ -26,6 +26,9 @@
 //! | `tch`     | burn-tch (LibTorch; needs `LIBTORCH` at build time)       | no      |
 //! | `nvml`    | GPU telemetry in [`profile`] (NVML loaded at run time)    | no      |
 
+mod error;
+
+pub use error::{Error, Result};
 pub use saturate_data as data;
 pub use saturate_malloc as malloc;
 pub use saturate_optim as optim;
@@ -34,11 +37,28 @@ pub use saturate_study as study;
 pub use saturate_train as train;
 pub use saturate_vmap as vmap;
 
-/// The names most programs need.
+/// The names a program needs: `use saturate::prelude::*;`.
+///
+/// Errors of every crate convert into [`Error`](crate::Error) with `?`; objectives return
+/// [`ObjectiveError`], which any error converts into.
 pub mod prelude {
+    pub use saturate_optim::{
+        GroupAdamConfig, GroupAdamWConfig, GroupGradientClippingConfig, GroupMomentumConfig,
+        GroupOptimizer, GroupSgdConfig, GroupWeightDecayConfig, HyperParam, OptimError,
+    };
+    pub use saturate_study::prelude::{
+        delete_study, Choice, CmaEsSamplerConfig, DefaultStudy, FixedParams, FrozenTrial,
+        GpSamplerConfig, GridSamplerConfig, HyperbandPrunerConfig, InMemoryStorage, JournalStorage,
+        MedianPruner, MedianPrunerConfig, NopPruner, ObjectiveError, OptunaDefaults, ParamValue,
+        PatientPrunerConfig, PercentilePrunerConfig, Pruner, QmcSamplerConfig, RandomSamplerConfig,
+        Sampler, Storage, Study, StudyConfig, StudyDirection, StudyError,
+        SuccessiveHalvingPrunerConfig, ThresholdPrunerConfig, TpeSamplerConfig, Trial, TrialPruned,
+        TrialState, WilcoxonPrunerConfig,
+    };
     pub use saturate_train::{
-        run, run_trainer, GroupTask, GroupTrainer, GroupTrial, MemberHyper, Members, RunConfig,
-        RunSummary, TrainError, TrainerConfig,
+        run, run_trainer, GroupBackend, GroupTask, GroupTrainer, GroupTrial, MemberHyper,
+        MemberScope, Members, PbtConfig, RunConfig, RunSummary, SharedScope, TimeoutPolicy,
+        TrainError, TrainerConfig,
     };
     pub use saturate_vmap::{
         member_data, member_values, per_member, Batched, Vmap, VmapBackend, VmapDevice, VmapError,

@@ -306,11 +306,11 @@ fn fresh_study(storage: &str, prefix: &str) -> String {
         .unwrap()
         .as_nanos();
     let name = format!("{prefix}-{}-{nanos}", std::process::id());
-    DefaultStudy::builder()
-        .name(name.clone())
-        .direction(StudyDirection::Minimize)
-        .storage(saturate::study::storage::open(storage).unwrap())
-        .build()
+    StudyConfig::new()
+        .with_name(name.clone())
+        .with_direction(StudyDirection::Minimize)
+        .with_storage(saturate::study::storage::open(storage).unwrap())
+        .init()
         .unwrap();
     name
 }

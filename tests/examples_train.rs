@@ -26,9 +26,9 @@ struct Journal {
 /// the same counts and best value in Python Optuna.
 fn check_journal(journal: &Path, study_name: &str, shared: &str, min_groups: usize) -> Journal {
     assert!(journal.exists(), "{} was not written", journal.display());
-    let study = DefaultStudy::builder()
-        .name(study_name)
-        .storage(Arc::new(JournalStorage::open(journal).unwrap()))
+    let study = StudyConfig::new()
+        .with_name(study_name)
+        .with_storage(Arc::new(JournalStorage::open(journal).unwrap()))
         .load()
         .unwrap();
     let trials = study.trials(None).unwrap();
@@ -139,9 +139,9 @@ fn fashion_mnist_trains_a_study_of_cnn_groups() {
         &[],
         dir.path(),
     );
-    let study = DefaultStudy::builder()
-        .name("fashion_mnist")
-        .storage(Arc::new(
+    let study = StudyConfig::new()
+        .with_name("fashion_mnist")
+        .with_storage(Arc::new(
             JournalStorage::open(dir.path().join("fm.journal")).unwrap(),
         ))
         .load()
@@ -332,9 +332,9 @@ fn pbt_trains_one_population_and_prints_a_lineage() {
     assert!(printed.contains("(1 exploits)"), "{printed}");
     assert!(printed.contains("best final member: trial"), "{printed}");
     let journal = dir.path().join("pbt.journal");
-    let study = DefaultStudy::builder()
-        .name("pbt-0")
-        .storage(Arc::new(JournalStorage::open(&journal).unwrap()))
+    let study = StudyConfig::new()
+        .with_name("pbt-0")
+        .with_storage(Arc::new(JournalStorage::open(&journal).unwrap()))
         .load()
         .unwrap();
     let trials = study.trials(None).unwrap();

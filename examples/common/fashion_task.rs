@@ -10,7 +10,7 @@ use burn::module::AutodiffModule;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::tensor::{Int, Tensor};
 use saturate::data::{ImageBatch, ImageBatcher, ImageDataset, ImageItem};
-use saturate::optim::{MomentumConfig, Sgd, SgdConfig, WeightDecayConfig};
+use saturate::optim::{GroupMomentumConfig, GroupSgd, GroupSgdConfig, GroupWeightDecayConfig};
 use saturate::prelude::*;
 use saturate::study::prelude::*;
 use saturate::study::study::ObjectiveError;
@@ -73,7 +73,7 @@ impl GroupTask<Inner> for FashionTask {
     /// The conv width.
     type Shared = usize;
     type Model = Cnn<Train>;
-    type Rule = Sgd;
+    type Rule = GroupSgd;
     type Batch = ImageBatch<Train>;
 
     fn suggest_shared<S: Study>(
@@ -107,12 +107,12 @@ impl GroupTask<Inner> for FashionTask {
         Ok(Cnn::new(*width, hyper.get("dropout"), device))
     }
 
-    fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> SgdConfig {
-        SgdConfig::new()
+    fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> GroupSgdConfig {
+        GroupSgdConfig::new()
             .with_momentum(Some(
-                MomentumConfig::new().with_momentum(hyper.get("momentum").to_hyper()),
+                GroupMomentumConfig::new().with_momentum(hyper.get("momentum").to_hyper()),
             ))
-            .with_weight_decay(Some(WeightDecayConfig::new(
+            .with_weight_decay(Some(GroupWeightDecayConfig::new(
                 hyper.get("weight_decay").to_hyper(),
             )))
     }

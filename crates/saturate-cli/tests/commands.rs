@@ -536,10 +536,10 @@ fn lineage_prints_the_segments_that_led_to_a_trial() {
     let journal = dir.path().join("pbt.log");
     let storage: std::sync::Arc<dyn saturate_study::storage::Storage> =
         std::sync::Arc::new(JournalStorage::open(&journal).unwrap());
-    let study = DefaultStudy::builder()
-        .name("pbt")
-        .storage(storage)
-        .build()
+    let study = StudyConfig::new()
+        .with_name("pbt")
+        .with_storage(storage)
+        .init()
         .unwrap();
     let member = |lr: f64, steps: std::ops::RangeInclusive<i64>, parent: Option<(u64, i64)>| {
         let mut fixed = FixedParams::new();

@@ -73,11 +73,11 @@ pub fn write_journal(path: &Path) -> Vec<(&'static str, usize)> {
 
 /// [`write_journal`]'s studies, in any storage.
 pub fn write_studies(storage: Arc<dyn Storage>) -> Vec<(&'static str, usize)> {
-    let single = DefaultStudy::builder()
-        .name("single")
-        .storage(storage.clone())
-        .sampler(RandomSampler::new(Some(3)))
-        .build()
+    let single = StudyConfig::new()
+        .with_name("single")
+        .with_storage(storage.clone())
+        .with_sampler(RandomSamplerConfig::new().with_seed(3).init())
+        .init()
         .unwrap();
     for i in 0..6 {
         let mut t = single.ask().unwrap();
@@ -105,24 +105,24 @@ pub fn write_studies(storage: Arc<dyn Storage>) -> Vec<(&'static str, usize)> {
         }
     }
     single.set_user_attr("owner", "tests".into()).unwrap();
-    let multi = DefaultStudy::builder()
-        .name("multi")
-        .storage(storage.clone())
-        .directions([StudyDirection::Minimize, StudyDirection::Maximize])
-        .sampler(RandomSampler::new(Some(4)))
-        .build()
+    let multi = StudyConfig::new()
+        .with_name("multi")
+        .with_storage(storage.clone())
+        .with_directions([StudyDirection::Minimize, StudyDirection::Maximize])
+        .with_sampler(RandomSamplerConfig::new().with_seed(4).init())
+        .init()
         .unwrap();
     for _ in 0..5 {
         let mut t = multi.ask().unwrap();
         let a = t.suggest_float("a", 0.0, 1.0).unwrap();
         multi.tell(&t, &[a, a * a + 0.25]).unwrap();
     }
-    let unicode = DefaultStudy::builder()
-        .name("ニューラル網 🙂")
-        .storage(storage)
-        .direction(StudyDirection::Maximize)
-        .sampler(RandomSampler::new(Some(5)))
-        .build()
+    let unicode = StudyConfig::new()
+        .with_name("ニューラル網 🙂")
+        .with_storage(storage)
+        .with_direction(StudyDirection::Maximize)
+        .with_sampler(RandomSamplerConfig::new().with_seed(5).init())
+        .init()
         .unwrap();
     for _ in 0..3 {
         let mut t = unicode.ask().unwrap();

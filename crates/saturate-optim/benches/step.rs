@@ -16,7 +16,9 @@ use burn::optim::{GradientsParams, Optimizer};
 use burn::tensor::activation::relu;
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
-use saturate_optim::{AdamConfig, GroupOptimizer, MomentumConfig, SgdConfig, UpdateRule};
+use saturate_optim::{
+    GroupAdamConfig, GroupMomentumConfig, GroupOptimizer, GroupSgdConfig, UpdateRule,
+};
 use saturate_vmap::{Batched, Vmap};
 
 type GB = Autodiff<Vmap<NdArray>>;
@@ -84,15 +86,18 @@ fn group_fused(bencher: divan::Bencher, rule: Rule) {
     match rule {
         Rule::SgdMomentum => bench_group(
             bencher,
-            SgdConfig::new()
-                .with_momentum(Some(MomentumConfig::new()))
+            GroupSgdConfig::new()
+                .with_momentum(Some(GroupMomentumConfig::new()))
                 .init(K)
                 .unwrap()
                 .with_fused_update(true),
         ),
         Rule::Adam => bench_group(
             bencher,
-            AdamConfig::new().init(K).unwrap().with_fused_update(true),
+            GroupAdamConfig::new()
+                .init(K)
+                .unwrap()
+                .with_fused_update(true),
         ),
     }
 }
@@ -102,15 +107,18 @@ fn group_per_parameter(bencher: divan::Bencher, rule: Rule) {
     match rule {
         Rule::SgdMomentum => bench_group(
             bencher,
-            SgdConfig::new()
-                .with_momentum(Some(MomentumConfig::new()))
+            GroupSgdConfig::new()
+                .with_momentum(Some(GroupMomentumConfig::new()))
                 .init(K)
                 .unwrap()
                 .with_fused_update(false),
         ),
         Rule::Adam => bench_group(
             bencher,
-            AdamConfig::new().init(K).unwrap().with_fused_update(false),
+            GroupAdamConfig::new()
+                .init(K)
+                .unwrap()
+                .with_fused_update(false),
         ),
     }
 }
@@ -123,9 +131,9 @@ fn group_per_member_values(bencher: divan::Bencher, rule: Rule) {
     match rule {
         Rule::SgdMomentum => bench_group(
             bencher,
-            SgdConfig::new()
+            GroupSgdConfig::new()
                 .with_momentum(Some(
-                    MomentumConfig::new()
+                    GroupMomentumConfig::new()
                         .with_momentum(spread(0.5, 0.05))
                         .with_dampening(spread(0.0, 0.05)),
                 ))
@@ -134,7 +142,7 @@ fn group_per_member_values(bencher: divan::Bencher, rule: Rule) {
         ),
         Rule::Adam => bench_group(
             bencher,
-            AdamConfig::new()
+            GroupAdamConfig::new()
                 .with_beta_1(spread(0.8, 0.02))
                 .with_beta_2(spread(0.99, 0.001))
                 .with_epsilon(spread(1e-8, 1e-7))

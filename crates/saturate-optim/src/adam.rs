@@ -10,14 +10,14 @@ use saturate_vmap::fused::AdamStepScalars;
 use saturate_vmap::VmapBackend;
 
 use crate::base::{MemberState, UpdateRule};
-use crate::decay::WeightDecayConfig;
+use crate::decay::GroupWeightDecayConfig;
 use crate::error::OptimError;
-use crate::grad_clipping::GradientClippingConfig;
+use crate::grad_clipping::GroupGradientClippingConfig;
 use crate::group::GroupOptimizer;
 use crate::hyper::{append_optional, pick, resolve_f32, same, Bound, HyperParam};
 use crate::members::{MemberOps, Scalars};
 
-/// Configuration of [`Adam`], field for field burn's `AdamConfig` (same defaults), with every
+/// Configuration of [`GroupAdam`], field for field burn's `AdamConfig` (same defaults), with every
 /// scalar given once or per member ([`HyperParam`]).
 ///
 /// Adam: Kingma & Ba, *Adam: A Method for Stochastic Optimization*, ICLR 2015
@@ -30,7 +30,7 @@ use crate::members::{MemberOps, Scalars};
 /// `p -= lr * (m · √(1-β2ᵗ)/(1-β1ᵗ)) / (√v + ε √(1-β2ᵗ))`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(crate = "burn::serde")]
-pub struct AdamConfig {
+pub struct GroupAdamConfig {
     /// β1, the decay of the first moment (default 0.9), in `[0, 1)`.
     pub beta_1: HyperParam,
     /// β2, the decay of the second moment (default 0.999), in `[0, 1)`.
@@ -41,21 +41,21 @@ pub struct AdamConfig {
     /// members.
     pub amsgrad: bool,
     /// L2 weight decay added to the gradient (default none). For decoupled weight decay use
-    /// [`AdamWConfig`](crate::AdamWConfig).
-    pub weight_decay: Option<WeightDecayConfig>,
+    /// [`GroupAdamWConfig`](crate::GroupAdamWConfig).
+    pub weight_decay: Option<GroupWeightDecayConfig>,
     /// Gradient clipping (default none).
-    pub grad_clipping: Option<GradientClippingConfig>,
+    pub grad_clipping: Option<GroupGradientClippingConfig>,
 }
 
-impl Config for AdamConfig {}
+impl Config for GroupAdamConfig {}
 
-impl Default for AdamConfig {
+impl Default for GroupAdamConfig {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl AdamConfig {
+impl GroupAdamConfig {
     /// burn's defaults: β1 0.9, β2 0.999, ε 1e-5, no AMSGrad, no weight decay, no clipping.
     pub fn new() -> Self {
         Self {
@@ -93,13 +93,13 @@ impl AdamConfig {
     }
 
     /// Sets the L2 weight decay.
-    pub fn with_weight_decay(mut self, weight_decay: Option<WeightDecayConfig>) -> Self {
+    pub fn with_weight_decay(mut self, weight_decay: Option<GroupWeightDecayConfig>) -> Self {
         self.weight_decay = weight_decay;
         self
     }
 
     /// Sets the gradient clipping.
-    pub fn with_grad_clipping(mut self, clipping: Option<GradientClippingConfig>) -> Self {
+    pub fn with_grad_clipping(mut self, clipping: Option<GroupGradientClippingConfig>) -> Self {
         self.grad_clipping = clipping;
         self
     }
@@ -110,7 +110,7 @@ impl AdamConfig {
     /// [`OptimError::WrongLength`] if a per-member list does not have `members` values;
     /// [`OptimError::OutOfRange`] for a beta outside `[0, 1)`, ε <= 0, a negative penalty or a
     /// clipping threshold <= 0.
-    pub fn init<B, M>(&self, members: usize) -> Result<GroupOptimizer<Adam, M, B>, OptimError>
+    pub fn init<B, M>(&self, members: usize) -> Result<GroupOptimizer<GroupAdam, M, B>, OptimError>
     where
         B: AutodiffBackend,
         B::InnerBackend: VmapBackend,
@@ -247,17 +247,17 @@ pub(crate) fn powers(betas: &[f32], steps: &[usize]) -> Vec<f32> {
         .collect()
 }
 
-/// Adam for a group, with per-member β1, β2, ε and weight decay; built from [`AdamConfig`].
+/// Adam for a group, with per-member β1, β2, ε and weight decay; built from [`GroupAdamConfig`].
 #[derive(Debug, Clone)]
-pub struct Adam {
+pub struct GroupAdam {
     momentum: AdaptiveMomentum,
     weight_decay: Option<Vec<f32>>,
 }
 
-impl UpdateRule for Adam {
-    type Config = AdamConfig;
+impl UpdateRule for GroupAdam {
+    type Config = GroupAdamConfig;
 
-    fn resolve(config: &AdamConfig, members: usize) -> Result<Self, OptimError> {
+    fn resolve(config: &GroupAdamConfig, members: usize) -> Result<Self, OptimError> {
         Ok(Self {
             momentum: AdaptiveMomentum::resolve(
                 &config.beta_1,
@@ -281,7 +281,7 @@ impl UpdateRule for Adam {
         })
     }
 
-    fn clipping(config: &AdamConfig) -> Option<&GradientClippingConfig> {
+    fn clipping(config: &GroupAdamConfig) -> Option<&GroupGradientClippingConfig> {
         config.grad_clipping.as_ref()
     }
 
@@ -366,7 +366,7 @@ fn bias_corrections(m: &AdaptiveMomentum, steps: &[usize]) -> (Vec<f32>, Vec<f32
     (combined_factor, epsilon)
 }
 
-impl Adam {
+impl GroupAdam {
     /// The step as whole-tensor ops (any backend; AMSGrad).
     fn step_op_by_op<B: VmapBackend, const D: usize>(
         &self,

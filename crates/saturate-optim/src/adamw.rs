@@ -11,12 +11,12 @@ use saturate_vmap::VmapBackend;
 use crate::adam::{powers, AdaptiveMomentum};
 use crate::base::{MemberState, UpdateRule};
 use crate::error::OptimError;
-use crate::grad_clipping::GradientClippingConfig;
+use crate::grad_clipping::GroupGradientClippingConfig;
 use crate::group::GroupOptimizer;
 use crate::hyper::{pick, resolve_f32, same, Bound, HyperParam};
 use crate::members::{MemberOps, Scalars};
 
-/// Configuration of [`AdamW`], field for field burn's `AdamWConfig` (same defaults), with every
+/// Configuration of [`GroupAdamW`], field for field burn's `AdamWConfig` (same defaults), with every
 /// scalar given once or per member ([`HyperParam`]).
 ///
 /// AdamW: Loshchilov & Hutter, *Decoupled Weight Decay Regularization*, ICLR 2019
@@ -28,7 +28,7 @@ use crate::members::{MemberOps, Scalars};
 /// `p = p · (1 - lr·λ) - lr · (m/(1-β1ᵗ)) / (√(v/(1-β2ᵗ)) + ε)`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(crate = "burn::serde")]
-pub struct AdamWConfig {
+pub struct GroupAdamWConfig {
     /// β1, the decay of the first moment (default 0.9), in `[0, 1)`.
     pub beta_1: HyperParam,
     /// β2, the decay of the second moment (default 0.999), in `[0, 1)`.
@@ -43,18 +43,18 @@ pub struct AdamWConfig {
     /// AMSGrad (default false); shared by all members.
     pub amsgrad: bool,
     /// Gradient clipping (default none).
-    pub grad_clipping: Option<GradientClippingConfig>,
+    pub grad_clipping: Option<GroupGradientClippingConfig>,
 }
 
-impl Config for AdamWConfig {}
+impl Config for GroupAdamWConfig {}
 
-impl Default for AdamWConfig {
+impl Default for GroupAdamWConfig {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl AdamWConfig {
+impl GroupAdamWConfig {
     /// burn's defaults: β1 0.9, β2 0.999, ε 1e-5, λ 1e-4, not cautious, no AMSGrad, no
     /// clipping.
     pub fn new() -> Self {
@@ -106,7 +106,7 @@ impl AdamWConfig {
     }
 
     /// Sets the gradient clipping.
-    pub fn with_grad_clipping(mut self, clipping: Option<GradientClippingConfig>) -> Self {
+    pub fn with_grad_clipping(mut self, clipping: Option<GroupGradientClippingConfig>) -> Self {
         self.grad_clipping = clipping;
         self
     }
@@ -117,7 +117,7 @@ impl AdamWConfig {
     /// [`OptimError::WrongLength`] if a per-member list does not have `members` values;
     /// [`OptimError::OutOfRange`] for a beta outside `[0, 1)`, ε <= 0, a negative λ or a
     /// clipping threshold <= 0.
-    pub fn init<B, M>(&self, members: usize) -> Result<GroupOptimizer<AdamW, M, B>, OptimError>
+    pub fn init<B, M>(&self, members: usize) -> Result<GroupOptimizer<GroupAdamW, M, B>, OptimError>
     where
         B: AutodiffBackend,
         B::InnerBackend: VmapBackend,
@@ -127,18 +127,18 @@ impl AdamWConfig {
     }
 }
 
-/// AdamW for a group, with per-member β1, β2, ε and λ; built from [`AdamWConfig`].
+/// AdamW for a group, with per-member β1, β2, ε and λ; built from [`GroupAdamWConfig`].
 #[derive(Debug, Clone)]
-pub struct AdamW {
+pub struct GroupAdamW {
     momentum: AdaptiveMomentum,
     weight_decay: Vec<f32>,
     cautious_weight_decay: bool,
 }
 
-impl UpdateRule for AdamW {
-    type Config = AdamWConfig;
+impl UpdateRule for GroupAdamW {
+    type Config = GroupAdamWConfig;
 
-    fn resolve(config: &AdamWConfig, members: usize) -> Result<Self, OptimError> {
+    fn resolve(config: &GroupAdamWConfig, members: usize) -> Result<Self, OptimError> {
         Ok(Self {
             momentum: AdaptiveMomentum::resolve(
                 &config.beta_1,
@@ -157,7 +157,7 @@ impl UpdateRule for AdamW {
         })
     }
 
-    fn clipping(config: &AdamWConfig) -> Option<&GradientClippingConfig> {
+    fn clipping(config: &GroupAdamWConfig) -> Option<&GroupGradientClippingConfig> {
         config.grad_clipping.as_ref()
     }
 

@@ -6,7 +6,7 @@ use burn::tensor::{Tensor, TensorPrimitive};
 use saturate_vmap::{append_zero_float_members, select_float_members, VmapBackend};
 
 use crate::error::OptimError;
-use crate::grad_clipping::GradientClippingConfig;
+use crate::grad_clipping::GroupGradientClippingConfig;
 
 /// The optimizer state of one parameter for all K members of a group.
 ///
@@ -95,7 +95,7 @@ impl<B: VmapBackend> MemberState<B> {
 /// `SimpleOptimizer`; [`GroupOptimizer`](crate::GroupOptimizer) applies it to every parameter of
 /// a [`Batched`](saturate_vmap::Batched) module.
 pub trait UpdateRule: Clone + Send + Sized {
-    /// The config the rule is built from (e.g. [`AdamConfig`](crate::AdamConfig)).
+    /// The config the rule is built from (e.g. [`GroupAdamConfig`](crate::GroupAdamConfig)).
     type Config;
 
     /// Resolves and checks the config's hyperparameters for a group of `members` members.
@@ -105,7 +105,7 @@ pub trait UpdateRule: Clone + Send + Sized {
     fn resolve(config: &Self::Config, members: usize) -> Result<Self, OptimError>;
 
     /// The gradient clipping the config asks for.
-    fn clipping(config: &Self::Config) -> Option<&GradientClippingConfig>;
+    fn clipping(config: &Self::Config) -> Option<&GroupGradientClippingConfig>;
 
     /// Keeps the hyperparameters of members `indices`, in that order.
     fn retain(&mut self, indices: &[usize]);

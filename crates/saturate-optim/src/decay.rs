@@ -9,14 +9,14 @@ use crate::hyper::HyperParam;
 /// with one penalty per member. A member without weight decay has penalty 0.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(crate = "burn::serde")]
-pub struct WeightDecayConfig {
+pub struct GroupWeightDecayConfig {
     /// L2 penalty (stored as `f32`, as in burn).
     pub penalty: HyperParam,
 }
 
-impl Config for WeightDecayConfig {}
+impl Config for GroupWeightDecayConfig {}
 
-impl WeightDecayConfig {
+impl GroupWeightDecayConfig {
     /// Weight decay with the given penalty (one value, or one per member).
     pub fn new(penalty: impl Into<HyperParam>) -> Self {
         Self {

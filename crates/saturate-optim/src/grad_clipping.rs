@@ -16,16 +16,16 @@ use crate::members::{MemberOps, Scalars};
 /// gradient. A member that should not be clipped gets the threshold `f64::INFINITY`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(crate = "burn::serde")]
-pub enum GradientClippingConfig {
+pub enum GroupGradientClippingConfig {
     /// Clamp every gradient element to `[-threshold, threshold]`.
     Value(HyperParam),
     /// Scale the gradient so that its L2 norm is at most the threshold.
     Norm(HyperParam),
 }
 
-impl Config for GradientClippingConfig {}
+impl Config for GroupGradientClippingConfig {}
 
-impl GradientClippingConfig {
+impl GroupGradientClippingConfig {
     /// Clipping by value with the given threshold(s).
     pub fn value(threshold: impl Into<HyperParam>) -> Self {
         Self::Value(threshold.into())

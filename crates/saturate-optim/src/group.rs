@@ -19,9 +19,9 @@ use crate::record::GroupOptimizerRecord;
 /// An optimizer for a [`Batched`] group of K members: burn's `OptimizerAdaptor` with one
 /// hyperparameter value, one learning rate and one step count per member.
 ///
-/// Built by [`SgdConfig::init`](crate::SgdConfig::init),
-/// [`AdamConfig::init`](crate::AdamConfig::init) or
-/// [`AdamWConfig::init`](crate::AdamWConfig::init). The state of every parameter (velocity,
+/// Built by [`GroupSgdConfig::init`](crate::GroupSgdConfig::init),
+/// [`GroupAdamConfig::init`](crate::GroupAdamConfig::init) or
+/// [`GroupAdamWConfig::init`](crate::GroupAdamWConfig::init). The state of every parameter (velocity,
 /// moments) carries the member axis; [`retain`](Self::retain) and [`extend`](Self::extend)
 /// follow the group's own `retain` / `extend`.
 ///

@@ -11,9 +11,9 @@ use crate::error::OptimError;
 /// take anything that converts into one:
 ///
 /// ```
-/// use saturate_optim::{AdamConfig, HyperParam};
+/// use saturate_optim::{GroupAdamConfig, HyperParam};
 ///
-/// let config = AdamConfig::new()
+/// let config = GroupAdamConfig::new()
 ///     .with_beta_1(0.95)                      // shared by all members
 ///     .with_epsilon([1e-8, 1e-6, 1e-5, 1e-4]); // one per member (K = 4)
 /// assert_eq!(config.beta_1, HyperParam::Shared(0.95));

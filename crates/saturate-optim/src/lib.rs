@@ -1,7 +1,7 @@
 //! Vectorized optimizers for saturate's [`Batched`](saturate_vmap::Batched) groups: SGD, Adam
 //! and AdamW with **one hyperparameter value per member**.
 //!
-//! The configs mirror burn-optim 0.21's ([`SgdConfig`], [`AdamConfig`], [`AdamWConfig`]: same
+//! The configs mirror burn-optim 0.21's ([`GroupSgdConfig`], [`GroupAdamConfig`], [`GroupAdamWConfig`]: same
 //! fields, same defaults, same update formulas), but every scalar hyperparameter is a
 //! [`HyperParam`]: one value shared by all K members, or one value per member. A
 //! [`GroupOptimizer`] updates every parameter of a group at once, keeps its state (velocity,
@@ -14,13 +14,13 @@
 //! use burn::nn::{Linear, LinearConfig};
 //! use burn::optim::GradientsParams;
 //! use burn::tensor::Tensor;
-//! use saturate_optim::AdamConfig;
+//! use saturate_optim::GroupAdamConfig;
 //! use saturate_vmap::{Batched, Vmap};
 //!
 //! type B = Autodiff<Vmap<NdArray>>;
 //! let group: Batched<Linear<B>> =
 //!     Batched::init(3, &Default::default(), |device| LinearConfig::new(4, 2).init(device)).unwrap();
-//! let mut optim = AdamConfig::new()
+//! let mut optim = GroupAdamConfig::new()
 //!     .with_beta_1([0.8, 0.9, 0.95]) // one β1 per member
 //!     .init::<B, Linear<B>>(group.members())
 //!     .unwrap();
@@ -38,7 +38,7 @@
 //!
 //! | type | what |
 //! |---|---|
-//! | [`SgdConfig`], [`AdamConfig`], [`AdamWConfig`] | burn-optim's configs, every scalar a [`HyperParam`] |
+//! | [`GroupSgdConfig`], [`GroupAdamConfig`], [`GroupAdamWConfig`] | burn-optim's configs, every scalar a [`HyperParam`] |
 //! | [`GroupOptimizer`] | the optimizer of a group: `step`, `retain`, `extend`, `to_record` / `load_record` |
 //! | [`MemberSchedulers`] | K learning rates per step from K burn schedulers |
 //! | [`OptimError`] | typed errors naming the field |
@@ -58,17 +58,17 @@ mod momentum;
 mod record;
 mod sgd;
 
-pub use adam::{Adam, AdamConfig};
-pub use adamw::{AdamW, AdamWConfig};
+pub use adam::{GroupAdam, GroupAdamConfig};
+pub use adamw::{GroupAdamW, GroupAdamWConfig};
 pub use base::{MemberState, UpdateRule};
-pub use decay::WeightDecayConfig;
+pub use decay::GroupWeightDecayConfig;
 pub use error::OptimError;
-pub use grad_clipping::GradientClippingConfig;
+pub use grad_clipping::GroupGradientClippingConfig;
 pub use group::GroupOptimizer;
 pub use hyper::HyperParam;
 pub use lr_scheduler::{
     AnyLrScheduler, AnyLrSchedulerConfig, AnyLrSchedulerRecord, MemberSchedulers, SchedulerConfig,
 };
-pub use momentum::MomentumConfig;
+pub use momentum::GroupMomentumConfig;
 pub use record::{GroupOptimizerRecord, GroupOptimizerRecordItem};
-pub use sgd::{Sgd, SgdConfig};
+pub use sgd::{GroupSgd, GroupSgdConfig};

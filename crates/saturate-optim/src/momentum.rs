@@ -5,7 +5,7 @@ use burn::serde::{Deserialize, Serialize};
 
 use crate::hyper::HyperParam;
 
-/// Momentum for [`SgdConfig`](crate::SgdConfig), as burn's `MomentumConfig`, with momentum and
+/// Momentum for [`GroupSgdConfig`](crate::GroupSgdConfig), as burn's `MomentumConfig`, with momentum and
 /// dampening given per member:
 ///
 /// `v = (1 - dampening) * g + momentum * v` (`v = g` on a member's first step), then the update
@@ -15,7 +15,7 @@ use crate::hyper::HyperParam;
 /// A member with `momentum = 0` and `dampening = 0` does plain SGD.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(crate = "burn::serde")]
-pub struct MomentumConfig {
+pub struct GroupMomentumConfig {
     /// Momentum factor (default 0.9; converted to the float type as burn does).
     pub momentum: HyperParam,
     /// Dampening factor (default 0.1).
@@ -24,15 +24,15 @@ pub struct MomentumConfig {
     pub nesterov: bool,
 }
 
-impl Config for MomentumConfig {}
+impl Config for GroupMomentumConfig {}
 
-impl Default for MomentumConfig {
+impl Default for GroupMomentumConfig {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl MomentumConfig {
+impl GroupMomentumConfig {
     /// burn's defaults: momentum 0.9, dampening 0.1, no Nesterov.
     pub fn new() -> Self {
         Self {

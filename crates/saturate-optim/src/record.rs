@@ -21,7 +21,7 @@ use crate::base::MemberState;
 /// use burn::optim::GradientsParams;
 /// use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
 /// use burn::tensor::Tensor;
-/// use saturate_optim::AdamConfig;
+/// use saturate_optim::GroupAdamConfig;
 /// use saturate_vmap::{Batched, Vmap};
 ///
 /// type B = Autodiff<Vmap<NdArray>>;
@@ -29,7 +29,7 @@ use crate::base::MemberState;
 /// #     Batched::init(2, &Default::default(), |d| LinearConfig::new(3, 1).init(d)).unwrap();
 /// # let x = Tensor::<B, 2>::ones([4, 3], &group.device());
 /// # let grads = GradientsParams::from_grads(group.forward(x).mean().backward(), &*group);
-/// let config = AdamConfig::new().with_beta_1([0.9, 0.95]);
+/// let config = GroupAdamConfig::new().with_beta_1([0.9, 0.95]);
 /// let mut optim = config.init::<B, Linear<B>>(2).unwrap();
 /// let group = optim.step([1e-3, 1e-2], group, grads).unwrap();
 ///

@@ -9,15 +9,15 @@ use burn::tensor::Tensor;
 use saturate_vmap::VmapBackend;
 
 use crate::base::{MemberState, UpdateRule};
-use crate::decay::WeightDecayConfig;
+use crate::decay::GroupWeightDecayConfig;
 use crate::error::OptimError;
-use crate::grad_clipping::GradientClippingConfig;
+use crate::grad_clipping::GroupGradientClippingConfig;
 use crate::group::GroupOptimizer;
 use crate::hyper::{append_optional, pick, resolve, resolve_f32, Bound};
 use crate::members::{MemberOps, Scalars};
-use crate::momentum::MomentumConfig;
+use crate::momentum::GroupMomentumConfig;
 
-/// Configuration of [`Sgd`], field for field burn's `SgdConfig`, with every scalar given once or
+/// Configuration of [`GroupSgd`], field for field burn's `SgdConfig`, with every scalar given once or
 /// per member ([`HyperParam`](crate::HyperParam)).
 ///
 /// Stochastic gradient descent: Robbins & Monro, *A Stochastic Approximation Method*, Annals of
@@ -25,41 +25,41 @@ use crate::momentum::MomentumConfig;
 /// of iteration methods*, 1964; Nesterov's variant as in Sutskever et al., ICML 2013.
 ///
 /// The update of member k, with learning rate `lr[k]`, is burn's:
-/// `g += penalty[k] * p` (weight decay), then momentum (see [`MomentumConfig`]), then
+/// `g += penalty[k] * p` (weight decay), then momentum (see [`GroupMomentumConfig`]), then
 /// `p -= lr[k] * g`. Gradient clipping, if any, is applied to `g` first.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(crate = "burn::serde")]
-pub struct SgdConfig {
+pub struct GroupSgdConfig {
     /// L2 weight decay (default none).
-    pub weight_decay: Option<WeightDecayConfig>,
+    pub weight_decay: Option<GroupWeightDecayConfig>,
     /// Momentum (default none).
-    pub momentum: Option<MomentumConfig>,
+    pub momentum: Option<GroupMomentumConfig>,
     /// Gradient clipping (default none).
-    pub gradient_clipping: Option<GradientClippingConfig>,
+    pub gradient_clipping: Option<GroupGradientClippingConfig>,
 }
 
-impl Config for SgdConfig {}
+impl Config for GroupSgdConfig {}
 
-impl SgdConfig {
+impl GroupSgdConfig {
     /// Plain SGD: no weight decay, no momentum, no clipping (burn's defaults).
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets the weight decay.
-    pub fn with_weight_decay(mut self, weight_decay: Option<WeightDecayConfig>) -> Self {
+    pub fn with_weight_decay(mut self, weight_decay: Option<GroupWeightDecayConfig>) -> Self {
         self.weight_decay = weight_decay;
         self
     }
 
     /// Sets the momentum.
-    pub fn with_momentum(mut self, momentum: Option<MomentumConfig>) -> Self {
+    pub fn with_momentum(mut self, momentum: Option<GroupMomentumConfig>) -> Self {
         self.momentum = momentum;
         self
     }
 
     /// Sets the gradient clipping.
-    pub fn with_gradient_clipping(mut self, clipping: Option<GradientClippingConfig>) -> Self {
+    pub fn with_gradient_clipping(mut self, clipping: Option<GroupGradientClippingConfig>) -> Self {
         self.gradient_clipping = clipping;
         self
     }
@@ -70,7 +70,7 @@ impl SgdConfig {
     /// [`OptimError::WrongLength`] if a per-member list does not have `members` values;
     /// [`OptimError::OutOfRange`] for a negative penalty or momentum, a dampening outside
     /// `[0, 1]` or a clipping threshold <= 0.
-    pub fn init<B, M>(&self, members: usize) -> Result<GroupOptimizer<Sgd, M, B>, OptimError>
+    pub fn init<B, M>(&self, members: usize) -> Result<GroupOptimizer<GroupSgd, M, B>, OptimError>
     where
         B: AutodiffBackend,
         B::InnerBackend: VmapBackend,
@@ -90,18 +90,18 @@ struct Momentum {
 }
 
 /// Stochastic gradient descent for a group, with per-member weight decay, momentum and
-/// dampening; built from [`SgdConfig`].
+/// dampening; built from [`GroupSgdConfig`].
 #[derive(Debug, Clone)]
-pub struct Sgd {
+pub struct GroupSgd {
     weight_decay: Option<Vec<f32>>,
     momentum: Option<Momentum>,
     members: usize,
 }
 
-impl UpdateRule for Sgd {
-    type Config = SgdConfig;
+impl UpdateRule for GroupSgd {
+    type Config = GroupSgdConfig;
 
-    fn resolve(config: &SgdConfig, members: usize) -> Result<Self, OptimError> {
+    fn resolve(config: &GroupSgdConfig, members: usize) -> Result<Self, OptimError> {
         let weight_decay = config
             .weight_decay
             .as_ref()
@@ -142,7 +142,7 @@ impl UpdateRule for Sgd {
         })
     }
 
-    fn clipping(config: &SgdConfig) -> Option<&GradientClippingConfig> {
+    fn clipping(config: &GroupSgdConfig) -> Option<&GroupGradientClippingConfig> {
         config.gradient_clipping.as_ref()
     }
 

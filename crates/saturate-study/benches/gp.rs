@@ -18,14 +18,14 @@ mod common;
 use common::functions::{Objective, FUNCTIONS};
 
 fn gp(seed: u64) -> GpSampler {
-    GpSamplerConfig::new().with_seed(Some(seed)).init().unwrap()
+    GpSamplerConfig::new().with_seed(seed).init().unwrap()
 }
 
 fn study(sampler: impl Sampler + 'static) -> DefaultStudy {
-    DefaultStudy::builder()
-        .sampler(sampler)
-        .pruner(NopPruner)
-        .build()
+    StudyConfig::new()
+        .with_sampler(sampler)
+        .with_pruner(NopPruner)
+        .init()
         .unwrap()
 }
 
@@ -48,7 +48,10 @@ fn quality(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)
         for seed in 0..n_seeds {
             for (label, sampler) in [
                 ("saturate-gp", Box::new(gp(seed)) as Box<dyn Sampler>),
-                ("random", Box::new(RandomSampler::new(Some(seed)))),
+                (
+                    "random",
+                    Box::new(RandomSamplerConfig::new().with_seed(seed).init()),
+                ),
             ] {
                 let started = Instant::now();
                 let study = study(sampler);

@@ -26,12 +26,12 @@ fn objective(trial: &mut Trial) -> Result<f64, saturate_study::study::ObjectiveE
 }
 
 fn study(storage: Arc<dyn Storage>) -> DefaultStudy {
-    let study = DefaultStudy::builder()
-        .name("bench")
-        .storage(storage)
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_name("bench")
+        .with_storage(storage)
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     study.optimize(Some(100), None, objective).unwrap();
     study

@@ -19,22 +19,22 @@ fn main() {
 /// A study whose storage holds `n` COMPLETE trials over 5 parameters, driven by TPE.
 fn tpe_study_with_history(n: usize) -> DefaultStudy {
     let storage: Arc<dyn Storage> = Arc::new(InMemoryStorage::new());
-    let warmup = DefaultStudy::builder()
-        .name("bench")
-        .storage(storage.clone())
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(NopPruner)
-        .build()
+    let warmup = StudyConfig::new()
+        .with_name("bench")
+        .with_storage(storage.clone())
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     warmup.optimize(Some(n), None, objective).unwrap();
     if let Ok(path) = std::env::var("SATURATE_BENCH_HISTORY") {
         write_history(&warmup, n, &path);
     }
-    DefaultStudy::builder()
-        .name("bench")
-        .storage(storage)
-        .sampler(TpeSampler::builder().seed(0).build())
-        .pruner(NopPruner)
+    StudyConfig::new()
+        .with_name("bench")
+        .with_storage(storage)
+        .with_sampler(TpeSamplerConfig::new().with_seed(0).init().unwrap())
+        .with_pruner(NopPruner)
         .load()
         .unwrap()
 }
@@ -85,11 +85,11 @@ fn tpe_ask_5_suggests_tell(bencher: Bencher, history: usize) {
 #[divan::bench(args = [1000], sample_count = 50, sample_size = 1)]
 fn random_ask_5_suggests_tell(bencher: Bencher, history: usize) {
     let storage: Arc<dyn Storage> = Arc::new(InMemoryStorage::new());
-    let study = DefaultStudy::builder()
-        .storage(storage)
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_storage(storage)
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     study.optimize(Some(history), None, objective).unwrap();
     bencher.bench_local(|| {

@@ -17,10 +17,10 @@ const KS: [usize; 4] = [1, 4, 8, 16];
 
 /// The best value after `n_trials` trials asked `k` at a time.
 fn best(sampler: TpeSampler, f: Objective, n_trials: usize, k: usize) -> f64 {
-    let study = DefaultStudy::builder()
-        .sampler(sampler)
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(sampler)
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     let mut asked = 0;
     while asked < n_trials {
@@ -50,7 +50,11 @@ fn main() {
         for k in KS {
             for seed in first_seed..first_seed + n_seeds as u64 {
                 for (arm, liar) in [("saturate-liar", true), ("saturate-no-liar", false)] {
-                    let sampler = TpeSampler::builder().seed(seed).constant_liar(liar).build();
+                    let sampler = TpeSamplerConfig::new()
+                        .with_seed(seed)
+                        .with_constant_liar(liar)
+                        .init()
+                        .unwrap();
                     println!("{arm},{name},{k},{seed},{}", best(sampler, f, n_trials, k));
                 }
             }

@@ -14,10 +14,10 @@ mod common;
 use common::functions::{Objective, FUNCTIONS};
 
 fn best(sampler: impl Sampler + 'static, f: Objective, n_trials: usize) -> f64 {
-    let study = DefaultStudy::builder()
-        .sampler(sampler)
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(sampler)
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     study.optimize(Some(n_trials), None, f).unwrap();
     study.best_value().unwrap()
@@ -79,12 +79,24 @@ fn main() {
         let started = std::time::Instant::now();
         let tpe: Vec<f64> = seeds
             .clone()
-            .map(|seed| best(TpeSampler::builder().seed(seed).build(), f, n_trials))
+            .map(|seed| {
+                best(
+                    TpeSamplerConfig::new().with_seed(seed).init().unwrap(),
+                    f,
+                    n_trials,
+                )
+            })
             .collect();
         let ms = started.elapsed().as_secs_f64() * 1e3 / (n_seeds * n_trials) as f64;
         let random: Vec<f64> = seeds
             .clone()
-            .map(|seed| best(RandomSampler::new(Some(seed)), f, n_trials))
+            .map(|seed| {
+                best(
+                    RandomSamplerConfig::new().with_seed(seed).init(),
+                    f,
+                    n_trials,
+                )
+            })
             .collect();
         let theirs = optuna
             .as_ref()

@@ -14,10 +14,10 @@
 //! ```
 //! use saturate_study::prelude::*;
 //!
-//! let study = DefaultStudy::builder()
-//!     .direction(StudyDirection::Minimize)
-//!     .sampler(RandomSampler::new(Some(1)))
-//!     .build()?;
+//! let study = StudyConfig::new()
+//!     .with_direction(StudyDirection::Minimize)
+//!     .with_sampler(RandomSamplerConfig::new().with_seed(1).init())
+//!     .init()?;
 //! let mut trial = study.ask()?;
 //! let lr = trial.suggest_float_log("lr", 1e-5, 1e-1)?;
 //! let layers = trial.suggest_int("layers", 1, 4)?;
@@ -45,7 +45,7 @@ pub mod trial;
 
 pub use distributions::{Choice, Distribution, ParamValue};
 pub use error::{Result, StudyError};
-pub use study::{DefaultStudy, Study, StudyBuilder};
+pub use study::{delete_study, DefaultStudy, Study, StudyConfig};
 pub use trial::{FrozenTrial, StudyDirection, Trial, TrialPruned, TrialState};
 
 /// The names most programs need.
@@ -63,10 +63,12 @@ pub mod prelude {
     pub use crate::samplers::{
         CmaEsSampler, CmaEsSamplerConfig, GpSampler, GpSamplerConfig, GridSampler,
         GridSamplerConfig, OptunaDefaults, QmcKind, QmcSampler, QmcSamplerConfig, RandomSampler,
-        RandomSamplerConfig, Sampler, TpeSampler,
+        RandomSamplerConfig, Sampler, TpeSampler, TpeSamplerConfig,
     };
     pub use crate::storage::{InMemoryStorage, JournalStorage, Storage};
-    pub use crate::study::{DefaultStudy, FixedParams, Study, StudyBuilder};
+    pub use crate::study::{
+        delete_study, DefaultStudy, FixedParams, ObjectiveError, Study, StudyConfig,
+    };
     pub use crate::trial::{FrozenTrial, StudyDirection, Trial, TrialPruned, TrialState};
     pub use crate::{Result, StudyError};
 }

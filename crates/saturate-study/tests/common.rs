@@ -6,12 +6,12 @@ use saturate_study::prelude::*;
 
 /// A study with a seeded random sampler and no pruning on `storage`.
 pub fn study_on(storage: Arc<dyn Storage>, name: &str) -> DefaultStudy {
-    DefaultStudy::builder()
-        .name(name)
-        .storage(storage)
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(NopPruner)
-        .build()
+    StudyConfig::new()
+        .with_name(name)
+        .with_storage(storage)
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap()
 }
 

@@ -29,13 +29,13 @@ fn worker_process() {
     };
     let backend = JournalFileBackend::new(path).unwrap().with_lock(lock);
     let storage: Arc<dyn Storage> = Arc::new(JournalStorage::new(backend));
-    let study = DefaultStudy::builder()
-        .name("shared")
-        .storage(storage)
-        .sampler(RandomSampler::new(None))
-        .pruner(NopPruner)
-        .load_if_exists(true)
-        .build()
+    let study = StudyConfig::new()
+        .with_name("shared")
+        .with_storage(storage)
+        .with_sampler(RandomSamplerConfig::new().init())
+        .with_pruner(NopPruner)
+        .with_load_if_exists(true)
+        .init()
         .unwrap();
     for _ in 0..n.parse::<usize>().unwrap() {
         let mut t = study.ask().unwrap();

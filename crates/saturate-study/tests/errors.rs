@@ -139,9 +139,9 @@ fn wrong_number_of_values_multi_objective_no_completed_trial() {
         err.to_string(),
         "the study has 1 objective(s) but 2 value(s) were given"
     );
-    let two = DefaultStudy::builder()
-        .directions([StudyDirection::Minimize, StudyDirection::Minimize])
-        .build()
+    let two = StudyConfig::new()
+        .with_directions([StudyDirection::Minimize, StudyDirection::Minimize])
+        .init()
         .unwrap();
     assert!(matches!(
         two.best_trial(),
@@ -184,9 +184,9 @@ fn objective_failed_and_sampler() {
         .optimize(Some(1), None, |_| -> Result<f64, _> { Err("nope".into()) })
         .unwrap_err();
     assert_eq!(err.to_string(), "objective failed in trial 0: nope");
-    let grid = DefaultStudy::builder()
-        .sampler(GridSamplerConfig::new(Default::default()).init().unwrap())
-        .build()
+    let grid = StudyConfig::new()
+        .with_sampler(GridSamplerConfig::new(Default::default()).init().unwrap())
+        .init()
         .unwrap();
     let mut t = grid.ask().unwrap();
     assert!(matches!(

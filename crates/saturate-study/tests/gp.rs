@@ -7,7 +7,7 @@ use saturate_study::testing::samplers;
 fn make(seed: u64) -> Box<dyn Sampler> {
     Box::new(
         GpSamplerConfig::new()
-            .with_seed(Some(seed))
+            .with_seed(seed)
             .with_n_startup_trials(5)
             .init()
             .unwrap(),
@@ -69,10 +69,10 @@ fn quadratic(t: &mut Trial) -> Result<f64, ObjectiveError> {
 }
 
 fn gp_study(seed: u64, direction: StudyDirection) -> DefaultStudy {
-    DefaultStudy::builder()
-        .direction(direction)
-        .sampler(GpSamplerConfig::new().with_seed(Some(seed)).init().unwrap())
-        .build()
+    StudyConfig::new()
+        .with_direction(direction)
+        .with_sampler(GpSamplerConfig::new().with_seed(seed).init().unwrap())
+        .init()
         .unwrap()
 }
 
@@ -100,16 +100,16 @@ fn maximises_when_asked_to() {
 
 #[test]
 fn log_int_stepped_and_categorical_parameters_stay_on_their_grids() {
-    let study = DefaultStudy::builder()
-        .sampler(
+    let study = StudyConfig::new()
+        .with_sampler(
             GpSamplerConfig::new()
-                .with_seed(Some(1))
+                .with_seed(1)
                 .with_n_startup_trials(4)
                 .with_deterministic_objective(true)
                 .init()
                 .unwrap(),
         )
-        .build()
+        .init()
         .unwrap();
     study
         .optimize(Some(16), None, |t| {
@@ -203,11 +203,11 @@ fn each_trial_publishes_its_relative_parameters() {
 /// optimum, 0 at the origin, is infeasible).
 fn constrained_study(seed: u64, n: usize) -> DefaultStudy {
     let sampler = GpSamplerConfig::new()
-        .with_seed(Some(seed))
+        .with_seed(seed)
         .with_n_startup_trials(8)
         .init()
         .unwrap();
-    let study = DefaultStudy::builder().sampler(sampler).build().unwrap();
+    let study = StudyConfig::new().with_sampler(sampler).init().unwrap();
     study
         .optimize(Some(n), None, |t| {
             let x = t.suggest_float("x", -2.0, 2.0)?;
@@ -243,11 +243,11 @@ fn constraints_steer_the_search_to_feasible_points() {
 #[test]
 fn trials_with_different_numbers_of_constraints_are_a_sampler_error() {
     let sampler = GpSamplerConfig::new()
-        .with_seed(Some(0))
+        .with_seed(0)
         .with_n_startup_trials(3)
         .init()
         .unwrap();
-    let study = DefaultStudy::builder().sampler(sampler).build().unwrap();
+    let study = StudyConfig::new().with_sampler(sampler).init().unwrap();
     for i in 0..3 {
         let mut t = study.ask().unwrap();
         let x = t.suggest_float("x", 0.0, 1.0).unwrap();

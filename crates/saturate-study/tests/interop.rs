@@ -181,12 +181,18 @@ pub fn assert_same(rust: &Value, python: &Value) {
 
 /// Writes, through saturate, studies that use every feature the journal carries.
 pub fn write_reference_studies(storage: Arc<dyn Storage>) {
-    let study = DefaultStudy::builder()
-        .name("from-rust")
-        .storage(storage.clone())
-        .sampler(TpeSampler::builder().seed(5).n_startup_trials(2).build())
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_name("from-rust")
+        .with_storage(storage.clone())
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(5)
+                .with_n_startup_trials(2)
+                .init()
+                .unwrap(),
+        )
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     study
         .set_user_attr("owner", json!({"team": "rs", "ids": [1, 2.5, null, true]}))
@@ -236,19 +242,19 @@ pub fn write_reference_studies(storage: Arc<dyn Storage>) {
         .ask_with([("f".to_string(), ParamValue::Float(-0.5))].into())
         .unwrap();
     running.suggest_float("f", -1.0, 1.0).unwrap();
-    let deleted = DefaultStudy::builder()
-        .name("deleted")
-        .storage(storage.clone())
-        .build()
+    let deleted = StudyConfig::new()
+        .with_name("deleted")
+        .with_storage(storage.clone())
+        .init()
         .unwrap();
     deleted.ask().unwrap();
     storage.delete_study(deleted.id()).unwrap();
-    let mo = DefaultStudy::builder()
-        .name("mo-rust")
-        .storage(storage)
-        .directions([StudyDirection::Minimize, StudyDirection::Maximize])
-        .sampler(RandomSampler::new(Some(1)))
-        .build()
+    let mo = StudyConfig::new()
+        .with_name("mo-rust")
+        .with_storage(storage)
+        .with_directions([StudyDirection::Minimize, StudyDirection::Maximize])
+        .with_sampler(RandomSamplerConfig::new().with_seed(1).init())
+        .init()
         .unwrap();
     mo.optimize(Some(3), None, |t| {
         let x = t.suggest_float("x", 0.0, 1.0)?;
@@ -290,10 +296,10 @@ fn study_written_by_optuna_loads_in_saturate_identically_and_continues() {
             serde_json::from_str(&python(&py, &["write", path.to_str().unwrap()])).unwrap();
         let storage: Arc<dyn Storage> = Arc::new(JournalStorage::open(&path).unwrap());
         assert_same(&dump(&*storage), &theirs);
-        let study = DefaultStudy::builder()
-            .name("from-python")
-            .storage(storage.clone())
-            .sampler(TpeSampler::builder().seed(0).build())
+        let study = StudyConfig::new()
+            .with_name("from-python")
+            .with_storage(storage.clone())
+            .with_sampler(TpeSamplerConfig::new().with_seed(0).init().unwrap())
             .load()
             .unwrap();
         // The enqueued (WAITING) trial comes first, with its fixed parameters.
@@ -560,11 +566,17 @@ fn constraints_cross_between_optuna_5_and_saturate() {
         // Written by saturate, read by Optuna: the same constraints, best trial and front.
         let dir = tempdir();
         let path = dir.path().join("c.log");
-        let study = DefaultStudy::builder()
-            .name("constrained-rust")
-            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
-            .sampler(TpeSampler::builder().seed(0).n_startup_trials(4).build())
-            .build()
+        let study = StudyConfig::new()
+            .with_name("constrained-rust")
+            .with_storage(Arc::new(JournalStorage::open(&path).unwrap()))
+            .with_sampler(
+                TpeSamplerConfig::new()
+                    .with_seed(0)
+                    .with_n_startup_trials(4)
+                    .init()
+                    .unwrap(),
+            )
+            .init()
             .unwrap();
         study
             .optimize(Some(12), None, |t| {
@@ -585,9 +597,9 @@ fn constraints_cross_between_optuna_5_and_saturate() {
         let theirs: Value =
             serde_json::from_str(&python(&py, &["write-constrained", path.to_str().unwrap()]))
                 .unwrap();
-        let study = DefaultStudy::builder()
-            .name("constrained-python")
-            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
+        let study = StudyConfig::new()
+            .with_name("constrained-python")
+            .with_storage(Arc::new(JournalStorage::open(&path).unwrap()))
             .load()
             .unwrap();
         assert_same(&constraints_summary(&study), &theirs);
@@ -612,9 +624,9 @@ fn a_discard_trials_record_is_read_as_optuna_5_reads_it() {
         assert_same(&dump(&reread), &python_dump(&py, &path));
         // Both go on writing after it.
         python(&py, &["continue", path.to_str().unwrap(), "from-rust", "1"]);
-        let study = DefaultStudy::builder()
-            .name("from-rust")
-            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
+        let study = StudyConfig::new()
+            .with_name("from-rust")
+            .with_storage(Arc::new(JournalStorage::open(&path).unwrap()))
             .load()
             .unwrap();
         study
@@ -634,15 +646,15 @@ fn a_study_sampled_by_the_gp_sampler_loads_in_optuna_identically_and_continues()
         let path = dir.path().join("gp.log");
         let storage = Arc::new(JournalStorage::open(&path).unwrap());
         let sampler = GpSamplerConfig::new()
-            .with_seed(Some(0))
+            .with_seed(0)
             .with_n_startup_trials(4)
             .init()
             .unwrap();
-        let study = DefaultStudy::builder()
-            .name("gp")
-            .storage(storage.clone())
-            .sampler(sampler)
-            .build()
+        let study = StudyConfig::new()
+            .with_name("gp")
+            .with_storage(storage.clone())
+            .with_sampler(sampler)
+            .init()
             .unwrap();
         let objective = |t: &mut Trial| -> Result<f64, saturate_study::study::ObjectiveError> {
             let x = t.suggest_float_log("lr", 1e-4, 1.0)?;

@@ -67,10 +67,10 @@ fn open(url: &str) -> Arc<dyn Storage> {
 
 /// The study `name` (created by the parent test) with a random sampler.
 fn load_on(storage: Arc<dyn Storage>, name: &str) -> DefaultStudy {
-    DefaultStudy::builder()
-        .name(name)
-        .storage(storage)
-        .sampler(RandomSampler::new(None))
+    StudyConfig::new()
+        .with_name(name)
+        .with_storage(storage)
+        .with_sampler(RandomSamplerConfig::new().init())
         .load()
         .unwrap()
 }
@@ -398,9 +398,9 @@ fn kill_hung_worker(spec: &str) {
 }
 
 fn retry_after_kill(storage: Arc<dyn Storage>, name: &str) {
-    let study = DefaultStudy::builder()
-        .name(name)
-        .storage(storage.clone())
+    let study = StudyConfig::new()
+        .with_name(name)
+        .with_storage(storage.clone())
         .load()
         .unwrap();
     let killed = study.trials(None).unwrap();
@@ -632,10 +632,10 @@ fn saturate_reads_an_optuna_written_sqlite_database_and_continues_it() {
         let theirs: Value = serde_json::from_str(&python(&py, &["write", &url])).unwrap();
         let storage = open(&url);
         assert_same(&without_ids(dump(&*storage)), &without_ids(theirs));
-        let study = DefaultStudy::builder()
-            .name("from-python")
-            .storage(storage.clone())
-            .sampler(TpeSampler::builder().seed(0).build())
+        let study = StudyConfig::new()
+            .with_name("from-python")
+            .with_storage(storage.clone())
+            .with_sampler(TpeSamplerConfig::new().with_seed(0).init().unwrap())
             .load()
             .unwrap();
         let mut t = study.ask().unwrap();

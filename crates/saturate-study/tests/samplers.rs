@@ -49,27 +49,27 @@ macro_rules! conformance {
 }
 
 conformance! {
-    random => |s| Box::new(RandomSampler::new(Some(s)));
-    tpe => |s| Box::new(TpeSampler::builder().seed(s).n_startup_trials(5).build());
+    random => |s| Box::new(RandomSamplerConfig::new().with_seed(s).init());
+    tpe => |s| Box::new(TpeSamplerConfig::new().with_seed(s).with_n_startup_trials(5).init().unwrap());
     tpe_multivariate => |s| Box::new(
-        TpeSampler::builder()
-            .seed(s)
-            .n_startup_trials(5)
-            .multivariate(true)
-            .group(true)
-            .constant_liar(true)
-            .build(),
+        TpeSamplerConfig::new()
+            .with_seed(s)
+            .with_n_startup_trials(5)
+            .with_multivariate(true)
+            .with_group(true)
+            .with_constant_liar(true)
+            .init().unwrap(),
     );
     qmc_sobol => |s| Box::new(
-        QmcSamplerConfig::new().with_kind(QmcKind::Sobol).with_seed(Some(s)).init().unwrap(),
+        QmcSamplerConfig::new().with_kind(QmcKind::Sobol).with_seed(s).init().unwrap(),
     );
     qmc_halton => |s| Box::new(
-        QmcSamplerConfig::new().with_kind(QmcKind::Halton).with_seed(Some(s)).init().unwrap(),
+        QmcSamplerConfig::new().with_kind(QmcKind::Halton).with_seed(s).init().unwrap(),
     );
-    cmaes => |s| Box::new(CmaEsSamplerConfig::new().with_seed(Some(s)).init().unwrap());
+    cmaes => |s| Box::new(CmaEsSamplerConfig::new().with_seed(s).init().unwrap());
     grid => |s| Box::new(
         GridSamplerConfig::new(saturate_study::testing::samplers::suite_grid())
-            .with_seed(Some(s))
+            .with_seed(s)
             .init()
             .unwrap(),
     );
@@ -77,7 +77,9 @@ conformance! {
 
 #[test]
 fn the_whole_suite_runs_on_the_random_sampler() {
-    saturate_study::testing::run_sampler_suite(|seed| Box::new(RandomSampler::new(Some(seed))));
+    saturate_study::testing::run_sampler_suite(|seed| {
+        Box::new(RandomSamplerConfig::new().with_seed(seed).init())
+    });
 }
 
 #[test]
@@ -93,12 +95,9 @@ fn grid_sampler_visits_every_point_once() {
         ),
     ]
     .into();
-    let sampler = GridSamplerConfig::new(space)
-        .with_seed(Some(0))
-        .init()
-        .unwrap();
+    let sampler = GridSamplerConfig::new(space).with_seed(0).init().unwrap();
     assert_eq!(sampler.len(), 6);
-    let study = DefaultStudy::builder().sampler(sampler).build().unwrap();
+    let study = StudyConfig::new().with_sampler(sampler).init().unwrap();
     let mut seen = std::collections::BTreeSet::new();
     for _ in 0..6 {
         let mut t = study.ask().unwrap();
@@ -125,10 +124,10 @@ fn sphere(trial: &mut Trial) -> Result<f64, saturate_study::study::ObjectiveErro
 }
 
 fn best_of(sampler: impl Sampler + 'static, n: usize) -> f64 {
-    let study = DefaultStudy::builder()
-        .sampler(sampler)
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(sampler)
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     study.optimize(Some(n), None, sphere).unwrap();
     study.best_value().unwrap()
@@ -141,7 +140,7 @@ fn against_random(sampler: impl Fn(u64) -> Box<dyn Sampler>) -> Vec<(f64, f64)> 
         .map(|seed| {
             (
                 best_of(sampler(seed), 80),
-                best_of(RandomSampler::new(Some(seed)), 80),
+                best_of(RandomSamplerConfig::new().with_seed(seed).init(), 80),
             )
         })
         .collect()
@@ -172,29 +171,30 @@ fn assert_beats_random(name: &str, results: &[(f64, f64)], margin: f64) {
 
 #[test]
 fn tpe_and_cmaes_beat_random_search_on_a_sphere() {
-    let tpe = against_random(|seed| Box::new(TpeSampler::builder().seed(seed).build()));
+    let tpe =
+        against_random(|seed| Box::new(TpeSamplerConfig::new().with_seed(seed).init().unwrap()));
     assert_beats_random("TPE", &tpe, 0.25);
     let multivariate = against_random(|seed| {
-        Box::new(TpeSampler::builder().seed(seed).multivariate(true).build())
-    });
-    assert_beats_random("multivariate TPE", &multivariate, 0.25);
-    let cmaes = against_random(|seed| {
         Box::new(
-            CmaEsSamplerConfig::new()
-                .with_seed(Some(seed))
+            TpeSamplerConfig::new()
+                .with_seed(seed)
+                .with_multivariate(true)
                 .init()
                 .unwrap(),
         )
     });
+    assert_beats_random("multivariate TPE", &multivariate, 0.25);
+    let cmaes =
+        against_random(|seed| Box::new(CmaEsSamplerConfig::new().with_seed(seed).init().unwrap()));
     assert_beats_random("CMA-ES", &cmaes, 0.25);
 }
 
 #[test]
 fn tpe_multi_objective_finds_a_pareto_front() {
-    let study = DefaultStudy::builder()
-        .directions([StudyDirection::Minimize, StudyDirection::Minimize])
-        .sampler(TpeSampler::builder().seed(0).build())
-        .build()
+    let study = StudyConfig::new()
+        .with_directions([StudyDirection::Minimize, StudyDirection::Minimize])
+        .with_sampler(TpeSamplerConfig::new().with_seed(0).init().unwrap())
+        .init()
         .unwrap();
     study
         .optimize(Some(40), None, |t| {
@@ -208,15 +208,16 @@ fn tpe_multi_objective_finds_a_pareto_front() {
 
 /// The standard deviation of the `x` of five trials asked together after 20 trials on x².
 fn batch_spread(liar: bool, seed: u64) -> f64 {
-    let study = DefaultStudy::builder()
-        .sampler(
-            TpeSampler::builder()
-                .seed(seed)
-                .n_startup_trials(10)
-                .constant_liar(liar)
-                .build(),
+    let study = StudyConfig::new()
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(seed)
+                .with_n_startup_trials(10)
+                .with_constant_liar(liar)
+                .init()
+                .unwrap(),
         )
-        .build()
+        .init()
         .unwrap();
     study
         .optimize(Some(20), None, |t| {
@@ -253,16 +254,17 @@ fn constant_liar_spreads_trials_asked_together() {
 
 #[test]
 fn multivariate_constant_liar_publishes_relative_params_of_running_trials() {
-    let study = DefaultStudy::builder()
-        .sampler(
-            TpeSampler::builder()
-                .seed(0)
-                .n_startup_trials(5)
-                .multivariate(true)
-                .constant_liar(true)
-                .build(),
+    let study = StudyConfig::new()
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(0)
+                .with_n_startup_trials(5)
+                .with_multivariate(true)
+                .with_constant_liar(true)
+                .init()
+                .unwrap(),
         )
-        .build()
+        .init()
         .unwrap();
     let objective = |t: &mut Trial| -> Result<f64, saturate_study::study::ObjectiveError> {
         let x = t.suggest_float("x", -10.0, 10.0)?;
@@ -300,15 +302,15 @@ fn multivariate_constant_liar_publishes_relative_params_of_running_trials() {
 #[test]
 fn qmc_points_are_stratified() {
     for kind in [QmcKind::Sobol, QmcKind::Halton] {
-        let study = DefaultStudy::builder()
-            .sampler(
+        let study = StudyConfig::new()
+            .with_sampler(
                 QmcSamplerConfig::new()
                     .with_kind(kind)
-                    .with_seed(Some(7))
+                    .with_seed(7)
                     .init()
                     .unwrap(),
             )
-            .build()
+            .init()
             .unwrap();
         study
             .optimize(Some(17), None, |t| Ok(t.suggest_float("x", 0.0, 1.0)?))
@@ -327,11 +329,11 @@ fn qmc_points_are_stratified() {
 /// there is one objective), asked `batch` at a time, and returns every internal parameter
 /// value in trial order (parameters by name) and the FNV-1a hash of their bits.
 fn tpe_trace(sampler: TpeSampler, objectives: usize, batch: usize, n: usize) -> (Vec<f64>, u64) {
-    let study = DefaultStudy::builder()
-        .directions(vec![StudyDirection::Minimize; objectives])
-        .sampler(sampler)
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_directions(vec![StudyDirection::Minimize; objectives])
+        .with_sampler(sampler)
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     let mut asked: Vec<Trial> = Vec::new();
     for i in 0..n {
@@ -397,7 +399,13 @@ fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
     let cases: [Case; 5] = [
         (
             "univariate",
-            || TpeSampler::builder().seed(0).n_startup_trials(5).build(),
+            || {
+                TpeSamplerConfig::new()
+                    .with_seed(0)
+                    .with_n_startup_trials(5)
+                    .init()
+                    .unwrap()
+            },
             1,
             1,
             [
@@ -418,11 +426,12 @@ fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
         (
             "multivariate",
             || {
-                TpeSampler::builder()
-                    .seed(0)
-                    .n_startup_trials(5)
-                    .multivariate(true)
-                    .build()
+                TpeSamplerConfig::new()
+                    .with_seed(0)
+                    .with_n_startup_trials(5)
+                    .with_multivariate(true)
+                    .init()
+                    .unwrap()
             },
             1,
             1,
@@ -444,13 +453,14 @@ fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
         (
             "multivariate, group, constant liar, batches of 3",
             || {
-                TpeSampler::builder()
-                    .seed(0)
-                    .n_startup_trials(5)
-                    .multivariate(true)
-                    .group(true)
-                    .constant_liar(true)
-                    .build()
+                TpeSamplerConfig::new()
+                    .with_seed(0)
+                    .with_n_startup_trials(5)
+                    .with_multivariate(true)
+                    .with_group(true)
+                    .with_constant_liar(true)
+                    .init()
+                    .unwrap()
             },
             1,
             3,
@@ -472,11 +482,12 @@ fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
         (
             "univariate, constant liar, batches of 3",
             || {
-                TpeSampler::builder()
-                    .seed(0)
-                    .n_startup_trials(5)
-                    .constant_liar(true)
-                    .build()
+                TpeSamplerConfig::new()
+                    .with_seed(0)
+                    .with_n_startup_trials(5)
+                    .with_constant_liar(true)
+                    .init()
+                    .unwrap()
             },
             1,
             3,
@@ -497,7 +508,13 @@ fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
         ),
         (
             "two objectives",
-            || TpeSampler::builder().seed(0).n_startup_trials(5).build(),
+            || {
+                TpeSamplerConfig::new()
+                    .with_seed(0)
+                    .with_n_startup_trials(5)
+                    .init()
+                    .unwrap()
+            },
             2,
             1,
             [
@@ -534,11 +551,17 @@ fn tpe_suggestions_are_pinned_for_a_fixed_seed() {
 /// independent for both. An explicit `multivariate(false)` after the preset wins.
 #[test]
 fn optuna_5_defaults_are_multivariate_with_constant_liar_for_one_objective() {
-    let publishes = |builder: saturate_study::samplers::TpeSamplerBuilder, objectives: usize| {
-        let study = DefaultStudy::builder()
-            .sampler(builder.seed(3).n_startup_trials(4).build())
-            .directions(vec![StudyDirection::Minimize; objectives])
-            .build()
+    let publishes = |builder: saturate_study::samplers::TpeSamplerConfig, objectives: usize| {
+        let study = StudyConfig::new()
+            .with_sampler(
+                builder
+                    .with_seed(3)
+                    .with_n_startup_trials(4)
+                    .init()
+                    .unwrap(),
+            )
+            .with_directions(vec![StudyDirection::Minimize; objectives])
+            .init()
             .unwrap();
         for _ in 0..6 {
             let mut t = study.ask().unwrap();
@@ -552,17 +575,20 @@ fn optuna_5_defaults_are_multivariate_with_constant_liar_for_one_objective() {
         stored.system_attrs.contains_key("tpe:relative_params:0")
     };
     use saturate_study::samplers::OptunaDefaults;
-    let v5 = || TpeSampler::builder().optuna_defaults(OptunaDefaults::V5_0);
+    let v5 = || TpeSamplerConfig::new().with_optuna_defaults(OptunaDefaults::V5_0);
     assert!(publishes(v5(), 1), "Optuna 5.0, one objective");
     assert!(!publishes(v5(), 2), "Optuna 5.0, two objectives");
     assert!(
-        !publishes(v5().multivariate(false), 1),
+        !publishes(v5().with_multivariate(false), 1),
         "explicit option wins"
     );
-    assert!(!publishes(TpeSampler::builder(), 1), "Optuna 4.9 (default)");
+    assert!(
+        !publishes(TpeSamplerConfig::new(), 1),
+        "Optuna 4.9 (default)"
+    );
     assert!(
         !publishes(
-            TpeSampler::builder().optuna_defaults(OptunaDefaults::V4_9),
+            TpeSamplerConfig::new().with_optuna_defaults(OptunaDefaults::V4_9),
             1
         ),
         "Optuna 4.9"

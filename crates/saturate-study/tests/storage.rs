@@ -229,10 +229,10 @@ fn torn_last_line_is_ignored_until_completed() {
 fn a_torn_last_line_is_cut_off_before_the_next_append_at_every_offset() {
     let dir = tempdir();
     let path = dir.path().join("j.log");
-    let study = DefaultStudy::builder()
-        .name("s1")
-        .storage(Arc::new(JournalStorage::open(&path).unwrap()))
-        .build()
+    let study = StudyConfig::new()
+        .with_name("s1")
+        .with_storage(Arc::new(JournalStorage::open(&path).unwrap()))
+        .init()
         .unwrap();
     let mut trial = study.ask().unwrap();
     trial.suggest_float("x", 0.0, 1.0).unwrap();

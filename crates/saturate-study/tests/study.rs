@@ -273,15 +273,15 @@ fn objective_errors_and_panics_fail_the_trial_and_the_study_stays_usable() {
 
 #[test]
 fn objective_can_prune() {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(
             ThresholdPrunerConfig::new()
                 .with_upper(Some(1.0))
                 .init()
                 .unwrap(),
         )
-        .build()
+        .init()
         .unwrap();
     study
         .optimize(Some(2), None, |trial| {
@@ -301,10 +301,10 @@ fn objective_can_prune() {
 
 #[test]
 fn multi_objective_pareto_front_and_value_count() {
-    let study = DefaultStudy::builder()
-        .directions([StudyDirection::Minimize, StudyDirection::Maximize])
-        .sampler(RandomSampler::new(Some(0)))
-        .build()
+    let study = StudyConfig::new()
+        .with_directions([StudyDirection::Minimize, StudyDirection::Maximize])
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .init()
         .unwrap();
     for values in [[1.0, 1.0], [2.0, 3.0], [2.0, 0.5], [0.5, 0.0]] {
         let t = study.ask().unwrap();
@@ -350,17 +350,17 @@ fn attributes_and_load_if_exists() {
         .unwrap();
     study.tell(&trial, &[0.0]).unwrap();
     assert!(matches!(
-        DefaultStudy::builder()
-            .name("attrs")
-            .storage(storage.clone())
-            .build(),
+        StudyConfig::new()
+            .with_name("attrs")
+            .with_storage(storage.clone())
+            .init(),
         Err(StudyError::DuplicateStudy { .. })
     ));
-    let again = DefaultStudy::builder()
-        .name("attrs")
-        .storage(storage.clone())
-        .load_if_exists(true)
-        .build()
+    let again = StudyConfig::new()
+        .with_name("attrs")
+        .with_storage(storage.clone())
+        .with_load_if_exists(true)
+        .init()
         .unwrap();
     assert_eq!(again.user_attrs().unwrap()["owner"], "me");
     assert_eq!(
@@ -368,24 +368,27 @@ fn attributes_and_load_if_exists() {
         serde_json::json!([1, 2])
     );
     assert_eq!(again.trials(None).unwrap()[0].user_attrs["note"]["a"], 1.5);
-    let loaded = DefaultStudy::builder()
-        .name("attrs")
-        .storage(storage.clone())
+    let loaded = StudyConfig::new()
+        .with_name("attrs")
+        .with_storage(storage.clone())
         .load()
         .unwrap();
     assert_eq!(loaded.id(), study.id());
     assert!(matches!(
-        DefaultStudy::builder().name("nope").storage(storage).load(),
+        StudyConfig::new()
+            .with_name("nope")
+            .with_storage(storage)
+            .load(),
         Err(StudyError::UnknownStudy { .. })
     ));
 }
 
 #[test]
 fn maximize_picks_the_largest() {
-    let study = DefaultStudy::builder()
-        .direction(StudyDirection::Maximize)
-        .sampler(RandomSampler::new(Some(3)))
-        .build()
+    let study = StudyConfig::new()
+        .with_direction(StudyDirection::Maximize)
+        .with_sampler(RandomSamplerConfig::new().with_seed(3).init())
+        .init()
         .unwrap();
     for v in [1.0, 5.0, 3.0] {
         let t = study.ask().unwrap();
@@ -449,16 +452,17 @@ fn single_value_distributions_are_returned_without_asking_the_sampler() {
     for multivariate in [false, true] {
         let dir = crate::common::tempdir();
         let path = dir.path().join("journal.log");
-        let study = DefaultStudy::builder()
-            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
-            .sampler(
-                TpeSampler::builder()
-                    .seed(0)
-                    .n_startup_trials(2)
-                    .multivariate(multivariate)
-                    .build(),
+        let study = StudyConfig::new()
+            .with_storage(Arc::new(JournalStorage::open(&path).unwrap()))
+            .with_sampler(
+                TpeSamplerConfig::new()
+                    .with_seed(0)
+                    .with_n_startup_trials(2)
+                    .with_multivariate(multivariate)
+                    .init()
+                    .unwrap(),
             )
-            .build()
+            .init()
             .unwrap();
         study
             .optimize(Some(8), None, |t| {
@@ -497,9 +501,9 @@ impl Sampler for Constant {
 #[test]
 fn a_sampled_value_outside_the_distribution_is_an_error_and_is_not_stored() {
     for value in [f64::NAN, 1.5, 0.25] {
-        let study = DefaultStudy::builder()
-            .sampler(Constant(value))
-            .build()
+        let study = StudyConfig::new()
+            .with_sampler(Constant(value))
+            .init()
             .unwrap();
         let mut trial = study.ask().unwrap();
         // A single value never reaches the sampler.
@@ -559,9 +563,9 @@ fn report_rejects_a_negative_step_and_a_multi_objective_study() {
         "invalid step: -1 is negative; steps start at 0"
     );
     assert!(trial.frozen().intermediate_values.is_empty());
-    let two = DefaultStudy::builder()
-        .directions([StudyDirection::Minimize, StudyDirection::Maximize])
-        .build()
+    let two = StudyConfig::new()
+        .with_directions([StudyDirection::Minimize, StudyDirection::Maximize])
+        .init()
         .unwrap();
     let mut trial = two.ask().unwrap();
     assert!(matches!(
@@ -588,11 +592,11 @@ fn constraints_pick_the_best_feasible_trial_and_survive_a_journal_reload() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("journal.log");
     let open = || {
-        DefaultStudy::builder()
-            .name("c")
-            .storage(Arc::new(JournalStorage::open(&path).unwrap()))
-            .load_if_exists(true)
-            .build()
+        StudyConfig::new()
+            .with_name("c")
+            .with_storage(Arc::new(JournalStorage::open(&path).unwrap()))
+            .with_load_if_exists(true)
+            .init()
             .unwrap()
     };
     let study = open();

@@ -34,12 +34,12 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use saturate_optim::{GroupOptimizer, Sgd, SgdConfig};
+use saturate_optim::{GroupOptimizer, GroupSgd, GroupSgdConfig};
 use saturate_study::prelude::*;
 use saturate_study::study::ObjectiveError;
 use saturate_train::{
-    run_trainer, GroupBackend, GroupTask, GroupTrainer, MemberHyper, MemberScope, Members,
-    Occupancy, RunConfig, RunSummary, SharedScope, TrainerConfig,
+    run_trainer, GroupBackend, GroupTask, MemberHyper, MemberScope, Members, Occupancy, RunConfig,
+    RunSummary, SharedScope, TrainerConfig,
 };
 use saturate_vmap::{member_values, Batched, VmapDevice};
 
@@ -149,7 +149,7 @@ impl Regression {
 impl GroupTask<I> for Regression {
     type Shared = ();
     type Model = Mlp<B>;
-    type Rule = Sgd;
+    type Rule = GroupSgd;
     type Batch = (Tensor<B, 2>, Tensor<B, 2>);
 
     fn suggest_shared<S: Study>(
@@ -176,8 +176,8 @@ impl GroupTask<I> for Regression {
         Ok(Mlp::new(device))
     }
 
-    fn optimizer(&self, _shared: &(), _hyper: &MemberHyper) -> SgdConfig {
-        SgdConfig::new()
+    fn optimizer(&self, _shared: &(), _hyper: &MemberHyper) -> GroupSgdConfig {
+        GroupSgdConfig::new()
     }
 
     fn next_batch(&mut self, device: &VmapDevice<I>) -> Result<Self::Batch, ObjectiveError> {
@@ -208,18 +208,18 @@ impl GroupTask<I> for Regression {
 
 fn quiet(n_trials: usize) -> RunConfig {
     RunConfig::new()
-        .group_size(K)
-        .n_trials(n_trials)
-        .progress(false)
-        .handle_interrupt(false)
+        .with_group_size(K)
+        .with_n_trials(n_trials)
+        .with_progress(false)
+        .with_handle_interrupt(false)
 }
 
 /// Arm (a): the durations of `steps` steps and the loop's wall time.
 fn hand_loop(data: &Data, steps: usize) -> (Vec<Duration>, Duration) {
     let device = Default::default();
     let mut model: Batched<Mlp<B>> = Batched::init::<B, _>(K, &device, Mlp::new).unwrap();
-    let mut optim: GroupOptimizer<Sgd, Mlp<B>, B> =
-        GroupOptimizer::new(&SgdConfig::new(), K).unwrap();
+    let mut optim: GroupOptimizer<GroupSgd, Mlp<B>, B> =
+        GroupOptimizer::new(&GroupSgdConfig::new(), K).unwrap();
     let lr: Members<f64> = (0..K).map(|k| 0.01 * (k + 1) as f64).collect();
     let vdevice = VmapDevice::new(device, K);
     let mut times = Vec::with_capacity(steps);
@@ -241,15 +241,15 @@ fn hand_loop(data: &Data, steps: usize) -> (Vec<Duration>, Duration) {
 /// Arm (b): the durations of `steps` group steps (between consecutive batches; the last step
 /// has no successor) and the wall time of the whole `run_trainer`.
 fn runner(steps: usize, seed: u64) -> (Vec<Duration>, Duration) {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(seed)))
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(seed).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
-    let mut trainer = GroupTrainer::new(
-        Regression::new((1e-2, 1e-1)),
-        TrainerConfig::new(steps, 1).refill(false),
-    );
+    let mut trainer = TrainerConfig::new(steps, 1)
+        .with_refill(false)
+        .init(Regression::new((1e-2, 1e-1)))
+        .unwrap();
     let start = Instant::now();
     let summary = run_trainer::<I, _, _>(&study, &quiet(K), &mut trainer, &Default::default())
         .expect("the run");
@@ -271,24 +271,27 @@ fn runner(steps: usize, seed: u64) -> (Vec<Duration>, Duration) {
 
 /// Part 2: one study of one arm.
 fn refill_run(refill: bool, seed: u64) -> (RunSummary, Occupancy) {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(seed)))
-        .pruner(MedianPruner::default())
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(seed).init())
+        .with_pruner(MedianPruner::default())
+        .init()
         .unwrap();
     // Refill without the per-group trial limit: this measures what refill itself buys (one
     // group kept full for the whole run); the limit's trade-off is scripts/bench-refill-limit.sh.
-    let config =
-        TrainerConfig::new(REFILL_STEPS_PER_EPOCH, REFILL_EPOCHS).max_trials_per_group(usize::MAX);
+    let config = TrainerConfig::new(REFILL_STEPS_PER_EPOCH, REFILL_EPOCHS)
+        .with_max_trials_per_group(usize::MAX);
     // A first group of K trials completes before the measured run, the same in both arms, so
     // that the pruner has COMPLETE trials to compare with from the measured run's first epoch.
     // Without it, the first group's K members all complete at the same report and refill
     // restarts the group from new members only, which fails them (see the book).
-    let mut warm_up = GroupTrainer::new(Regression::new((1e-3, 1.0)), config.clone());
+    let mut warm_up = config.clone().init(Regression::new((1e-3, 1.0))).unwrap();
     let summary = run_trainer::<I, _, _>(&study, &quiet(K), &mut warm_up, &Default::default())
         .expect("the warm-up");
     assert_eq!(summary.complete, K, "{:?}", summary.group_errors);
-    let mut trainer = GroupTrainer::new(Regression::new((1e-3, 1.0)), config.refill(refill));
+    let mut trainer = config
+        .with_refill(refill)
+        .init(Regression::new((1e-3, 1.0)))
+        .unwrap();
     let summary = run_trainer::<I, _, _>(
         &study,
         &quiet(REFILL_TRIALS),

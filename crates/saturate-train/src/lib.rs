@@ -24,10 +24,10 @@
 //! use saturate_study::prelude::*;
 //! use saturate_train::{run, RunConfig};
 //!
-//! let study = DefaultStudy::builder()
-//!     .sampler(TpeSampler::builder().seed(1).constant_liar(true).build())
-//!     .build()?;
-//! let summary = run(&study, &RunConfig::new().group_size(4).n_trials(8).progress(false), |g| {
+//! let study = StudyConfig::new()
+//!     .with_sampler(TpeSamplerConfig::new().with_seed(1).with_constant_liar(true).init()?)
+//!     .init()?;
+//! let summary = run(&study, &RunConfig::new().with_group_size(4).with_n_trials(8).with_progress(false), |g| {
 //!     let depth = g.shared().suggest_int("depth", 1, 3)?; // one value for the group
 //!     let lr = g.member().suggest_float_log("lr", 1e-4, 1e-1)?; // Members<f64>: one per trial
 //!     // ... build a Batched model of g.members() members, train with `lr` ...

@@ -12,7 +12,7 @@
 //! member's epoch count. [`lineage`] follows the parents back to the first generation: the
 //! hyperparameter schedule that produced a trial.
 //!
-//! Turn it on with [`TrainerConfig::pbt`](crate::TrainerConfig::pbt).
+//! Turn it on with [`TrainerConfig::with_pbt`](crate::TrainerConfig::with_pbt).
 
 use std::collections::BTreeMap;
 
@@ -28,7 +28,7 @@ pub use saturate_study::lineage::{
 };
 
 /// Population-based training settings, in Ray Tune's terms
-/// (`PopulationBasedTraining`): see [`TrainerConfig::pbt`](crate::TrainerConfig::pbt).
+/// (`PopulationBasedTraining`): see [`TrainerConfig::with_pbt`](crate::TrainerConfig::with_pbt).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PbtConfig {
     /// Epochs of the trainer between two exploit/explore steps.

@@ -45,9 +45,9 @@ pub enum Progress {
 /// use saturate_train::RunConfig;
 ///
 /// let config = RunConfig::new()
-///     .group_size(8)
-///     .n_trials(24)
-///     .timeout(Duration::from_secs(600));
+///     .with_group_size(8)
+///     .with_n_trials(24)
+///     .with_timeout(Duration::from_secs(600));
 /// assert_eq!(config.group_size, 8);
 /// ```
 #[derive(Debug, Clone)]
@@ -99,31 +99,31 @@ impl RunConfig {
     }
 
     /// Sets K, the group size.
-    pub fn group_size(mut self, k: usize) -> Self {
+    pub fn with_group_size(mut self, k: usize) -> Self {
         self.group_size = k;
         self
     }
 
     /// Sets the number of trials.
-    pub fn n_trials(mut self, n: usize) -> Self {
+    pub fn with_n_trials(mut self, n: usize) -> Self {
         self.n_trials = Some(n);
         self
     }
 
     /// Sets the timeout.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
     /// Sets what the timeout does to running groups.
-    pub fn on_timeout(mut self, policy: TimeoutPolicy) -> Self {
+    pub fn with_on_timeout(mut self, policy: TimeoutPolicy) -> Self {
         self.on_timeout = policy;
         self
     }
 
     /// Shows (`true`, on a terminal) or hides the progress bar.
-    pub fn progress(mut self, show: bool) -> Self {
+    pub fn with_progress(mut self, show: bool) -> Self {
         self.progress = if show {
             Progress::Auto
         } else {
@@ -133,13 +133,13 @@ impl RunConfig {
     }
 
     /// Catches SIGINT (default) or leaves it to the process.
-    pub fn handle_interrupt(mut self, on: bool) -> Self {
+    pub fn with_handle_interrupt(mut self, on: bool) -> Self {
         self.handle_interrupt = on;
         self
     }
 
     /// Profiles each group's training (off by default) with [`saturate_profile`]: wall time,
-    /// process CPU time, peak resident memory and, with [`profile_gpu`](Self::profile_gpu),
+    /// process CPU time, peak resident memory and, with [`with_profile_gpu`](Self::with_profile_gpu),
     /// the GPU's busy fraction, mean utilisation, energy and peak memory. Each trial gets the
     /// JSON of the group's [`Profile`](saturate_profile::Profile) from the group's start
     /// until the trial finished, in its [`PROFILE_ATTR`](crate::PROFILE_ATTR) system
@@ -153,8 +153,8 @@ impl RunConfig {
     /// use saturate_study::prelude::*;
     /// use saturate_train::{run, RunConfig, PROFILE_ATTR};
     ///
-    /// let study = DefaultStudy::builder().sampler(RandomSampler::new(Some(0))).build()?;
-    /// let config = RunConfig::new().group_size(2).n_trials(2).with_profile(true);
+    /// let study = StudyConfig::new().with_sampler(RandomSamplerConfig::new().with_seed(0).init()).init()?;
+    /// let config = RunConfig::new().with_group_size(2).with_n_trials(2).with_profile(true);
     /// run(&study, &config, |g| Ok(g.member().suggest_float("x", 0.0, 1.0)?))?;
     /// let trial = &study.trials(None)?[0];
     /// let profile: saturate_profile::Profile =
@@ -171,7 +171,7 @@ impl RunConfig {
     /// per group for a fresh source, e.g. `|| saturate_profile::NvmlSource::new(0)` (feature
     /// `nvml` of saturate-profile). A source that fails to read when its group starts ends
     /// the run with [`TrainError::Profile`] before that group's trials are asked.
-    pub fn profile_gpu<G, F>(mut self, make: F) -> Self
+    pub fn with_profile_gpu<G, F>(mut self, make: F) -> Self
     where
         G: GpuSource + 'static,
         F: Fn() -> core::result::Result<G, ProfileError> + Send + Sync + 'static,
@@ -466,8 +466,8 @@ impl RunState {
 /// use saturate_study::prelude::*;
 /// use saturate_train::{run, Members, RunConfig};
 ///
-/// let study = DefaultStudy::builder().sampler(RandomSampler::new(Some(0))).build()?;
-/// let summary = run(&study, &RunConfig::new().group_size(4).n_trials(10), |g| {
+/// let study = StudyConfig::new().with_sampler(RandomSamplerConfig::new().with_seed(0).init()).init()?;
+/// let summary = run(&study, &RunConfig::new().with_group_size(4).with_n_trials(10), |g| {
 ///     let offset = g.shared().suggest_float("offset", 0.0, 1.0)?;
 ///     let x = g.member().suggest_float("x", -2.0, 2.0)?;
 ///     Ok(x.map(|x| (x - offset).powi(2)))

@@ -115,7 +115,7 @@ pub trait GroupTask<I: Backend> {
     type Shared: Clone;
     /// The model (an ordinary burn module).
     type Model: AutodiffModule<GroupBackend<I>>;
-    /// The optimizer's update rule: `Sgd`, `Adam` or `AdamW` of saturate-optim.
+    /// The optimizer's update rule: `GroupSgd`, `GroupAdam` or `GroupAdamW` of saturate-optim.
     type Rule: UpdateRule;
     /// One batch of training data, shared by every member.
     type Batch;
@@ -161,7 +161,7 @@ pub trait GroupTask<I: Backend> {
     }
 
     /// Called after an explore step of population-based training
-    /// ([`TrainerConfig::pbt`]) with every member's hyperparameters (the copies' explored
+    /// ([`TrainerConfig::with_pbt`]) with every member's hyperparameters (the copies' explored
     /// values, the others' unchanged): update the ones that live in the model, such as
     /// per-member dropout probabilities (`saturate_vmap::nn::Dropout::set_probs`). The
     /// optimizer's hyperparameters and [`learning_rates`](Self::learning_rates) need nothing
@@ -219,12 +219,12 @@ pub struct TrainerConfig {
     /// values for the whole study when the budget is small).
     pub max_trials_per_group: Option<usize>,
     /// Population-based training instead of refill and pruning (`None`, the default: off).
-    /// See [`TrainerConfig::pbt`].
+    /// See [`TrainerConfig::with_pbt`].
     pub pbt: Option<PbtConfig>,
 }
 
 /// A group takes at most this many times its size in trials by default
-/// ([`TrainerConfig::max_trials_per_group`]).
+/// ([`TrainerConfig::with_max_trials_per_group`]).
 pub const DEFAULT_TRIALS_PER_GROUP_FACTOR: usize = 2;
 
 impl TrainerConfig {
@@ -248,20 +248,20 @@ impl TrainerConfig {
     /// copy of a top member at the end of the epoch. Each constant-hyperparameter segment of
     /// a member is a trial (see [`crate::pbt`]); these trials do not count toward the run's
     /// `n_trials`, which counts the group's first members.
-    pub fn pbt(mut self, config: PbtConfig) -> Self {
+    pub fn with_pbt(mut self, config: PbtConfig) -> Self {
         self.pbt = Some(config);
         self
     }
 
     /// Turns refill on or off.
-    pub fn refill(mut self, on: bool) -> Self {
+    pub fn with_refill(mut self, on: bool) -> Self {
         self.refill = on;
         self
     }
 
     /// The most trials one group takes, refilled ones included (at least 1; `usize::MAX`
-    /// for no limit). See [`TrainerConfig::max_trials_per_group`].
-    pub fn max_trials_per_group(mut self, trials: usize) -> Self {
+    /// for no limit; default: [`DEFAULT_TRIALS_PER_GROUP_FACTOR`] × the group size).
+    pub fn with_max_trials_per_group(mut self, trials: usize) -> Self {
         self.max_trials_per_group = Some(trials);
         self
     }
@@ -270,6 +270,22 @@ impl TrainerConfig {
     pub fn trials_per_group(&self, group_size: usize) -> usize {
         self.max_trials_per_group
             .unwrap_or(group_size.saturating_mul(DEFAULT_TRIALS_PER_GROUP_FACTOR))
+    }
+
+    /// The trainer of `task` with these settings.
+    ///
+    /// # Errors
+    /// [`TrainError::InvalidConfig`] for 0 steps, epochs or trials per group, or invalid
+    /// [`PbtConfig`] settings.
+    pub fn init<T>(self, task: T) -> Result<GroupTrainer<T>> {
+        self.check()?;
+        Ok(GroupTrainer {
+            task,
+            config: self,
+            group_size: 0,
+            occupancy: Occupancy::default(),
+            pbt_rng: None,
+        })
     }
 
     fn check(&self) -> Result<()> {
@@ -346,17 +362,6 @@ pub struct GroupTrainer<T> {
 }
 
 impl<T> GroupTrainer<T> {
-    /// A trainer of `task`.
-    pub fn new(task: T, config: TrainerConfig) -> Self {
-        Self {
-            task,
-            config,
-            group_size: 0,
-            occupancy: Occupancy::default(),
-            pbt_rng: None,
-        }
-    }
-
     /// The task.
     pub fn task(&self) -> &T {
         &self.task

@@ -10,18 +10,18 @@ use saturate_train::RunConfig;
 /// A quiet config (no progress bar, SIGINT left alone) for tests.
 pub fn quiet(k: usize, n_trials: usize) -> RunConfig {
     RunConfig::new()
-        .group_size(k)
-        .n_trials(n_trials)
-        .progress(false)
-        .handle_interrupt(false)
+        .with_group_size(k)
+        .with_n_trials(n_trials)
+        .with_progress(false)
+        .with_handle_interrupt(false)
 }
 
 /// An in-memory study with a seeded random sampler and no pruner.
 pub fn random_study(seed: u64) -> DefaultStudy {
-    DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(seed)))
-        .pruner(NopPruner)
-        .build()
+    StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(seed).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap()
 }
 

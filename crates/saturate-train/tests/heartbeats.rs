@@ -21,12 +21,12 @@ fn heartbeat_study(dir: &tempfile::TempDir, interval: Duration, grace: Duration)
             Some(RetryFailedTrialCallback::default().into_callback()),
         )
         .unwrap();
-    DefaultStudy::builder()
-        .name("heartbeats")
-        .storage(Arc::new(storage))
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(NopPruner)
-        .build()
+    StudyConfig::new()
+        .with_name("heartbeats")
+        .with_storage(Arc::new(storage))
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap()
 }
 

@@ -84,10 +84,10 @@ fn ten_trials_in_groups_of_four_share_their_shared_values() {
 
 #[test]
 fn multi_objective_groups_tell_each_member_its_values() {
-    let study = DefaultStudy::builder()
-        .directions([StudyDirection::Minimize, StudyDirection::Maximize])
-        .sampler(RandomSampler::new(Some(1)))
-        .build()
+    let study = StudyConfig::new()
+        .with_directions([StudyDirection::Minimize, StudyDirection::Maximize])
+        .with_sampler(RandomSamplerConfig::new().with_seed(1).init())
+        .init()
         .unwrap();
     run(&study, &quiet(3, 3), |g| {
         let x = g.member().suggest_float("x", 0.0, 1.0)?;
@@ -219,7 +219,7 @@ fn bad_configs_are_typed_errors() {
             ..
         }
     ));
-    let config = saturate_train::RunConfig::new().progress(false);
+    let config = saturate_train::RunConfig::new().with_progress(false);
     let e = run(&study, &config, |_| Ok(Members::<f64>::default())).unwrap_err();
     assert!(matches!(
         e,
@@ -303,13 +303,13 @@ fn a_panic_fails_its_group_and_the_run_goes_on() {
 
 #[test]
 fn report_prunes_members_per_member() {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(PruneNumbers {
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(PruneNumbers {
             numbers: [1, 2].into(),
             step: 1,
         })
-        .build()
+        .init()
         .unwrap();
     // ANCHOR: report
     run(&study, &quiet(4, 4), |g| {
@@ -336,13 +336,13 @@ fn report_prunes_members_per_member() {
 
 #[test]
 fn all_members_pruned_ends_the_group_normally() {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(PruneNumbers {
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(PruneNumbers {
             numbers: [0, 1].into(),
             step: 0,
         })
-        .build()
+        .init()
         .unwrap();
     let summary = run(&study, &quiet(2, 4), |g| {
         let x = g.member().suggest_float("x", 0.0, 1.0)?;
@@ -363,13 +363,13 @@ fn all_members_pruned_ends_the_group_normally() {
 #[test]
 fn wrapped_or_replaced_control_flow_errors_keep_their_meaning() {
     use anyhow::Context;
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(0)))
-        .pruner(PruneNumbers {
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(0).init())
+        .with_pruner(PruneNumbers {
             numbers: [0, 1, 2, 3].into(),
             step: 0,
         })
-        .build()
+        .init()
         .unwrap();
     let mut group = 0;
     let summary = run(
@@ -431,7 +431,7 @@ fn wrapped_or_replaced_control_flow_errors_keep_their_meaning() {
 #[test]
 fn timeout_finish_groups_lets_the_running_group_end() {
     let study = random_study(0);
-    let config = quiet(2, 100).timeout(Duration::from_millis(30));
+    let config = quiet(2, 100).with_timeout(Duration::from_millis(30));
     let summary = run(&study, &config, |g| {
         std::thread::sleep(Duration::from_millis(60));
         Ok(g.member().suggest_float("x", 0.0, 1.0)?)
@@ -445,8 +445,8 @@ fn timeout_finish_groups_lets_the_running_group_end() {
 fn timeout_stop_at_next_report_prunes_the_running_group() {
     let study = random_study(0);
     let config = quiet(3, 100)
-        .timeout(Duration::from_millis(30))
-        .on_timeout(TimeoutPolicy::StopAtNextReport);
+        .with_timeout(Duration::from_millis(30))
+        .with_on_timeout(TimeoutPolicy::StopAtNextReport);
     let mut reports = 0;
     let summary = run(
         &study,
@@ -480,15 +480,16 @@ fn timeout_stop_at_next_report_prunes_the_running_group() {
 #[test]
 fn member_suggestions_of_a_group_are_diverse_with_the_constant_liar() {
     let min_gap = |liar: bool, seed: u64| -> f64 {
-        let study = DefaultStudy::builder()
-            .sampler(
-                TpeSampler::builder()
-                    .seed(seed)
-                    .n_startup_trials(8)
-                    .constant_liar(liar)
-                    .build(),
+        let study = StudyConfig::new()
+            .with_sampler(
+                TpeSamplerConfig::new()
+                    .with_seed(seed)
+                    .with_n_startup_trials(8)
+                    .with_constant_liar(liar)
+                    .init()
+                    .unwrap(),
             )
-            .build()
+            .init()
             .unwrap();
         let mut gaps = Vec::new();
         run(&study, &quiet(8, 48), |g| {

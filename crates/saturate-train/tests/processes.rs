@@ -17,18 +17,19 @@ const CHILD_ENV: &str = "SATURATE_TRAIN_CHILD";
 
 fn journal_study(journal: &Path, seed: Option<u64>) -> DefaultStudy {
     let storage: Arc<dyn Storage> = Arc::new(JournalStorage::open(journal).unwrap());
-    DefaultStudy::builder()
-        .name("grouped")
-        .storage(storage)
-        .sampler(
-            TpeSampler::builder()
-                .seed(seed.unwrap_or(0))
-                .constant_liar(true)
-                .build(),
+    StudyConfig::new()
+        .with_name("grouped")
+        .with_storage(storage)
+        .with_sampler(
+            TpeSamplerConfig::new()
+                .with_seed(seed.unwrap_or(0))
+                .with_constant_liar(true)
+                .init()
+                .unwrap(),
         )
-        .pruner(NopPruner)
-        .load_if_exists(true)
-        .build()
+        .with_pruner(NopPruner)
+        .with_load_if_exists(true)
+        .init()
         .unwrap()
 }
 
@@ -51,12 +52,18 @@ fn child_worker() {
     let study = journal_study(Path::new(journal), Some(std::process::id() as u64));
     match mode {
         "share" => {
-            let config = RunConfig::new().group_size(4).n_trials(6).progress(false);
+            let config = RunConfig::new()
+                .with_group_size(4)
+                .with_n_trials(6)
+                .with_progress(false);
             let summary = run(&study, &config, objective).unwrap();
             assert_eq!(summary.complete, 6);
         }
         "sigint" => {
-            let config = RunConfig::new().group_size(3).n_trials(9).progress(false);
+            let config = RunConfig::new()
+                .with_group_size(3)
+                .with_n_trials(9)
+                .with_progress(false);
             let result = run(
                 &study,
                 &config,
@@ -86,7 +93,10 @@ fn child_worker() {
             unsafe {
                 libc::signal(libc::SIGINT, libc::SIG_DFL);
             }
-            let config = RunConfig::new().group_size(2).n_trials(2).progress(false);
+            let config = RunConfig::new()
+                .with_group_size(2)
+                .with_n_trials(2)
+                .with_progress(false);
             assert!(
                 config.handle_interrupt,
                 "the default catches SIGINT during the run"

@@ -13,13 +13,13 @@ use crate::common::{quiet, PruneNumbers};
 
 fn journal_study(journal: &Path, pruner: impl Pruner + 'static) -> DefaultStudy {
     let storage: Arc<dyn Storage> = Arc::new(JournalStorage::open(journal).unwrap());
-    DefaultStudy::builder()
-        .name("profiled")
-        .storage(storage)
-        .sampler(RandomSampler::new(Some(5)))
-        .pruner(pruner)
-        .load_if_exists(true)
-        .build()
+    StudyConfig::new()
+        .with_name("profiled")
+        .with_storage(storage)
+        .with_sampler(RandomSamplerConfig::new().with_seed(5).init())
+        .with_pruner(pruner)
+        .with_load_if_exists(true)
+        .init()
         .unwrap()
 }
 
@@ -143,7 +143,7 @@ fn a_gpu_source_adds_busy_fraction_energy_and_memory() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("gpu.journal");
     let study = journal_study(&journal, NopPruner);
-    let config = quiet(2, 4).profile_gpu(|| Ok(FakeGpu { energy_mj: 0 }));
+    let config = quiet(2, 4).with_profile_gpu(|| Ok(FakeGpu { energy_mj: 0 }));
     assert!(config.profile, "profile_gpu turns profiling on");
     run(&study, &config, |g| {
         work(2);
@@ -172,7 +172,7 @@ fn a_gpu_source_that_cannot_start_fails_the_run_before_asking_trials() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("broken.journal");
     let study = journal_study(&journal, NopPruner);
-    let config = quiet(2, 4).profile_gpu(|| Err::<FakeGpu, _>(ProfileError::NoGpu));
+    let config = quiet(2, 4).with_profile_gpu(|| Err::<FakeGpu, _>(ProfileError::NoGpu));
     let error = run(&study, &config, |g| {
         Ok(g.member().suggest_float("x", 0.0, 1.0)?)
     })

@@ -18,12 +18,12 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use saturate_optim::{MomentumConfig, Sgd, SgdConfig};
+use saturate_optim::{GroupMomentumConfig, GroupSgd, GroupSgdConfig};
 use saturate_study::prelude::*;
 use saturate_study::study::ObjectiveError;
 use saturate_train::{
-    run_trainer, GroupBackend, GroupTask, GroupTrainer, MemberHyper, MemberScope, Members,
-    SharedScope, TrainError, TrainerConfig, GROUP_ATTR,
+    run_trainer, GroupBackend, GroupTask, MemberHyper, MemberScope, Members, SharedScope,
+    TrainError, TrainerConfig, GROUP_ATTR,
 };
 use saturate_vmap::{member_data, member_values, stack_members, VmapDevice};
 
@@ -116,7 +116,7 @@ struct Regression {
 impl GroupTask<I> for Regression {
     type Shared = usize;
     type Model = Mlp<B>;
-    type Rule = Sgd;
+    type Rule = GroupSgd;
     type Batch = (Tensor<B, 2>, Tensor<B, 2>);
 
     fn suggest_shared<S: Study>(
@@ -186,9 +186,9 @@ impl GroupTask<I> for Regression {
         Ok(mlp_from(*width, device, stack2, stack1))
     }
 
-    fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> SgdConfig {
-        SgdConfig::new().with_momentum(Some(
-            MomentumConfig::new().with_momentum(hyper.get("momentum")),
+    fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> GroupSgdConfig {
+        GroupSgdConfig::new().with_momentum(Some(
+            GroupMomentumConfig::new().with_momentum(hyper.get("momentum")),
         ))
     }
 
@@ -326,17 +326,17 @@ fn regression(finals: &Finals) -> Regression {
 /// budget has no more); then 3 and 4 train on, each to its own third epoch.
 #[test]
 fn pruning_and_refill_keep_every_member_equal_to_itself_trained_alone() {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(5)))
-        .pruner(PruneNumbers {
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(5).init())
+        .with_pruner(PruneNumbers {
             numbers: [1].into(),
             step: 2,
         })
-        .build()
+        .init()
         .unwrap();
     let finals = Finals::default();
     // ANCHOR: run_trainer
-    let mut trainer = GroupTrainer::new(regression(&finals), TrainerConfig::new(3, 3));
+    let mut trainer = TrainerConfig::new(3, 3).init(regression(&finals)).unwrap();
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(3, 5), &mut trainer, &Default::default()).unwrap();
     // ANCHOR_END: run_trainer
@@ -384,17 +384,19 @@ fn pruning_and_refill_keep_every_member_equal_to_itself_trained_alone() {
 
 #[test]
 fn without_refill_a_pruned_slot_stays_empty() {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(6)))
-        .pruner(PruneNumbers {
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(6).init())
+        .with_pruner(PruneNumbers {
             numbers: [0].into(),
             step: 1,
         })
-        .build()
+        .init()
         .unwrap();
     let finals = Finals::default();
-    let mut trainer =
-        GroupTrainer::new(regression(&finals), TrainerConfig::new(2, 3).refill(false));
+    let mut trainer = TrainerConfig::new(2, 3)
+        .with_refill(false)
+        .init(regression(&finals))
+        .unwrap();
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(3, 3), &mut trainer, &Default::default()).unwrap();
     assert_eq!(
@@ -414,16 +416,16 @@ fn without_refill_a_pruned_slot_stays_empty() {
 /// on with new trials only (they suggest after the group's reports, as refill members do).
 #[test]
 fn a_group_whose_members_all_finish_together_refills_from_new_trials() {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(7)))
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(7).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     let finals = Finals::default();
-    let mut trainer = GroupTrainer::new(
-        regression(&finals),
-        TrainerConfig::new(2, 1).max_trials_per_group(usize::MAX),
-    );
+    let mut trainer = TrainerConfig::new(2, 1)
+        .with_max_trials_per_group(usize::MAX)
+        .init(regression(&finals))
+        .unwrap();
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(2, 5), &mut trainer, &Default::default()).unwrap();
     assert_eq!(
@@ -448,17 +450,17 @@ fn a_group_takes_at_most_twice_its_size_in_trials_by_default() {
     for (config, groups) in [
         (TrainerConfig::new(2, 1), vec![4, 3]),
         (
-            TrainerConfig::new(2, 1).max_trials_per_group(3),
+            TrainerConfig::new(2, 1).with_max_trials_per_group(3),
             vec![3, 3, 1],
         ),
         (
-            TrainerConfig::new(2, 1).max_trials_per_group(usize::MAX),
+            TrainerConfig::new(2, 1).with_max_trials_per_group(usize::MAX),
             vec![7],
         ),
     ] {
         let study = random_study(8);
         let finals = Finals::default();
-        let mut trainer = GroupTrainer::new(regression(&finals), config.clone());
+        let mut trainer = config.clone().init(regression(&finals)).unwrap();
         let summary =
             run_trainer::<I, _, _>(&study, &quiet(2, 7), &mut trainer, &Default::default())
                 .unwrap();
@@ -487,10 +489,10 @@ fn a_group_takes_at_most_twice_its_size_in_trials_by_default() {
     // The limit counts trials: none is an error, not an empty group.
     let study = random_study(8);
     let finals = Finals::default();
-    let mut trainer = GroupTrainer::new(
-        regression(&finals),
-        TrainerConfig::new(2, 1).max_trials_per_group(0),
-    );
+    let mut trainer = TrainerConfig::new(2, 1)
+        .with_max_trials_per_group(0)
+        .init(regression(&finals))
+        .unwrap();
     let err = run_trainer::<I, _, _>(&study, &quiet(2, 7), &mut trainer, &Default::default())
         .unwrap_err();
     assert!(
@@ -512,15 +514,15 @@ fn a_group_takes_at_most_twice_its_size_in_trials_by_default() {
 /// they get trained alone.
 #[test]
 fn a_member_whose_training_loss_diverges_fails_at_that_step_and_the_others_are_untouched() {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(8)))
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(8).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     let finals = Finals::default();
     let mut task = regression(&finals);
     task.diverge = Some(1);
-    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(3, 3));
+    let mut trainer = TrainerConfig::new(3, 3).init(task).unwrap();
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(3, 3), &mut trainer, &Default::default()).unwrap();
     assert_eq!(
@@ -562,15 +564,18 @@ fn a_member_whose_training_loss_diverges_fails_at_that_step_and_the_others_are_u
 /// error as their reason and the run goes on to the next group; nothing panics.
 #[test]
 fn a_task_error_fails_its_group_and_the_run_goes_on() {
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(9)))
-        .pruner(NopPruner)
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(9).init())
+        .with_pruner(NopPruner)
+        .init()
         .unwrap();
     let finals = Finals::default();
     let mut task = regression(&finals);
     task.fail_batch = Some(2);
-    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(2, 1).refill(false));
+    let mut trainer = TrainerConfig::new(2, 1)
+        .with_refill(false)
+        .init(task)
+        .unwrap();
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(2, 4), &mut trainer, &Default::default()).unwrap();
     assert_eq!(
@@ -618,15 +623,15 @@ fn system_i64(t: &FrozenTrial, key: &str) -> Option<i64> {
 #[test]
 fn pbt_replaces_the_worst_member_by_an_explored_copy_of_a_best_one() {
     use saturate_train::pbt::{lineage, GENERATION_ATTR, PARENT_ATTR, START_STEP_ATTR};
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(21)))
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(21).init())
+        .init()
         .unwrap();
     let finals = Finals::default();
-    let mut trainer = GroupTrainer::new(
-        regression(&finals),
-        TrainerConfig::new(2, 6).pbt(pbt_config(0)),
-    );
+    let mut trainer = TrainerConfig::new(2, 6)
+        .with_pbt(pbt_config(0))
+        .init(regression(&finals))
+        .unwrap();
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
     assert!(
@@ -714,14 +719,17 @@ fn pbt_replaces_the_worst_member_by_an_explored_copy_of_a_best_one() {
 #[test]
 fn pbt_fills_a_failed_members_slot_with_a_copy() {
     use saturate_train::pbt::PARENT_ATTR;
-    let study = DefaultStudy::builder()
-        .sampler(RandomSampler::new(Some(22)))
-        .build()
+    let study = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(22).init())
+        .init()
         .unwrap();
     let finals = Finals::default();
     let mut task = regression(&finals);
     task.diverge = Some(1);
-    let mut trainer = GroupTrainer::new(task, TrainerConfig::new(2, 3).pbt(pbt_config(1)));
+    let mut trainer = TrainerConfig::new(2, 3)
+        .with_pbt(pbt_config(1))
+        .init(task)
+        .unwrap();
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
     assert!(
@@ -760,7 +768,10 @@ fn pbt_refuses_to_explore_a_shared_parameter() {
         "width",
         Distribution::Int(IntDistribution::new(6, 10, false, 1).unwrap()),
     );
-    let mut trainer = GroupTrainer::new(regression(&finals), TrainerConfig::new(2, 2).pbt(config));
+    let mut trainer = TrainerConfig::new(2, 2)
+        .with_pbt(config)
+        .init(regression(&finals))
+        .unwrap();
     let summary =
         run_trainer::<I, _, _>(&study, &quiet(2, 2), &mut trainer, &Default::default()).unwrap();
     assert_eq!(summary.failed, 2);
@@ -780,17 +791,17 @@ fn a_pbt_journal_reads_in_python_optuna_with_every_parent_resolvable() {
     let path = dir.path().join("pbt.log");
     let storage: std::sync::Arc<dyn saturate_study::storage::Storage> =
         std::sync::Arc::new(saturate_study::storage::JournalStorage::open(&path).unwrap());
-    let study = DefaultStudy::builder()
-        .name("pbt")
-        .storage(storage)
-        .sampler(RandomSampler::new(Some(24)))
-        .build()
+    let study = StudyConfig::new()
+        .with_name("pbt")
+        .with_storage(storage)
+        .with_sampler(RandomSamplerConfig::new().with_seed(24).init())
+        .init()
         .unwrap();
     let finals = Finals::default();
-    let mut trainer = GroupTrainer::new(
-        regression(&finals),
-        TrainerConfig::new(1, 4).pbt(pbt_config(3).with_quantile_fraction(0.5)),
-    );
+    let mut trainer = TrainerConfig::new(1, 4)
+        .with_pbt(pbt_config(3).with_quantile_fraction(0.5))
+        .init(regression(&finals))
+        .unwrap();
     run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
     let written = trials(&study).len();
     assert!(written > 4, "exploits wrote new trials");
@@ -846,8 +857,10 @@ fn pbt_mutations_must_match_what_the_task_suggests() {
         let study = random_study(25);
         let finals = Finals::default();
         let config = pbt_config(4).with_mutation(name, distribution);
-        let mut trainer =
-            GroupTrainer::new(regression(&finals), TrainerConfig::new(2, 2).pbt(config));
+        let mut trainer = TrainerConfig::new(2, 2)
+            .with_pbt(config)
+            .init(regression(&finals))
+            .unwrap();
         let summary =
             run_trainer::<I, _, _>(&study, &quiet(2, 2), &mut trainer, &Default::default())
                 .unwrap();

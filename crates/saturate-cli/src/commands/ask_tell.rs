@@ -4,8 +4,8 @@ use std::fmt;
 use std::io::Write;
 
 use saturate_study::distributions::Distribution;
-use saturate_study::prelude::{RandomSampler, TpeSampler};
-use saturate_study::{DefaultStudy, Study, StudyError, TrialState};
+use saturate_study::prelude::{RandomSamplerConfig, TpeSamplerConfig};
+use saturate_study::{Study, StudyConfig, StudyError, TrialState};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
@@ -70,19 +70,25 @@ pub fn ask(url: &str, args: &AskArgs, out: &mut dyn Write) -> Result<()> {
         Some(text) => serde_json::from_str(text)
             .map_err(|e| usage("--sampler-kwargs", format!("not a JSON object: {e}")))?,
     };
-    let builder = DefaultStudy::builder()
-        .storage(storage)
-        .name(&args.study_name);
+    let builder = StudyConfig::new()
+        .with_storage(storage)
+        .with_name(&args.study_name);
     let builder = match args.sampler.as_deref() {
         None => builder,
         Some("TPESampler") => {
-            let mut tpe = TpeSampler::builder();
+            let mut tpe = TpeSamplerConfig::new();
             if let Some(seed) = seed(&kwargs, "TPESampler")? {
-                tpe = tpe.seed(seed);
+                tpe = tpe.with_seed(seed);
             }
-            builder.sampler(tpe.build())
+            builder.with_sampler(tpe.init()?)
         }
-        Some("RandomSampler") => builder.sampler(RandomSampler::new(seed(&kwargs, "RandomSampler")?)),
+        Some("RandomSampler") => {
+            let mut random = RandomSamplerConfig::new();
+            if let Some(seed) = seed(&kwargs, "RandomSampler")? {
+                random = random.with_seed(seed);
+            }
+            builder.with_sampler(random.init())
+        }
         Some(other) => {
             return Err(usage(
                 "--sampler",

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use saturate_study::storage::Storage;
-use saturate_study::DefaultStudy;
+use saturate_study::{DefaultStudy, StudyConfig};
 use serde_json::Value;
 
 use crate::cli::{Cli, Command, StorageCommand, StudyCommand};
@@ -47,7 +47,10 @@ fn storage_for(url: &str, create: bool) -> Result<Arc<dyn Storage>> {
 /// Opens the storage at `url` (which must exist) and loads the study `name`.
 fn load(url: &str, name: &str) -> Result<DefaultStudy> {
     let storage = storage_for(url, false)?;
-    Ok(DefaultStudy::builder().storage(storage).name(name).load()?)
+    Ok(StudyConfig::new()
+        .with_storage(storage)
+        .with_name(name)
+        .load()?)
 }
 
 /// Optuna's objective names, when the study has them (`study.set_metric_names`).

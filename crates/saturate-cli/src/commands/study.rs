@@ -92,14 +92,14 @@ pub fn create_study(url: &str, args: &CreateStudyArgs, out: &mut dyn Write) -> R
         (None, Some(ds)) => ds.iter().copied().map(direction).collect(),
         (None, None) => vec![StudyDirection::Minimize],
     };
-    let mut builder = saturate_study::DefaultStudy::builder()
-        .storage(storage)
-        .directions(directions)
-        .load_if_exists(args.skip_if_exists);
+    let mut builder = saturate_study::StudyConfig::new()
+        .with_storage(storage)
+        .with_directions(directions)
+        .with_load_if_exists(args.skip_if_exists);
     if let Some(name) = &args.study_name {
-        builder = builder.name(name);
+        builder = builder.with_name(name);
     }
-    let study = builder.build()?;
+    let study = builder.init()?;
     print(out, saturate_study::Study::name(&study))
 }
 

@@ -3,8 +3,8 @@
 use burn::optim::lr_scheduler::linear::LinearLrSchedulerConfig;
 use burn::optim::GradientsParams;
 use saturate_optim::{
-    AdamConfig, AdamWConfig, GradientClippingConfig, MemberSchedulers, MomentumConfig, OptimError,
-    SgdConfig,
+    GroupAdamConfig, GroupAdamWConfig, GroupGradientClippingConfig, GroupMomentumConfig,
+    GroupSgdConfig, MemberSchedulers, OptimError,
 };
 use saturate_vmap::VmapError;
 
@@ -28,7 +28,7 @@ fn field_of(e: OptimError) -> String {
 
 #[test]
 fn a_per_member_list_of_the_wrong_length() {
-    let e = AdamConfig::new()
+    let e = GroupAdamConfig::new()
         .with_beta_1(vec![0.9; 3])
         .init::<GB, Mlp<GB>>(K)
         .unwrap_err();
@@ -40,8 +40,8 @@ fn a_per_member_list_of_the_wrong_length() {
             got: 3
         }
     );
-    let e = SgdConfig::new()
-        .with_momentum(Some(MomentumConfig::new().with_dampening([0.1; 5])))
+    let e = GroupSgdConfig::new()
+        .with_momentum(Some(GroupMomentumConfig::new().with_dampening([0.1; 5])))
         .init::<GB, Mlp<GB>>(K)
         .unwrap_err();
     assert_eq!(field_of(e), "momentum.dampening");
@@ -54,14 +54,14 @@ fn betas_outside_zero_one() {
         (-0.1, 0.999, "beta_1"),
         (0.9, 1.0, "beta_2"),
     ] {
-        let e = AdamConfig::new()
+        let e = GroupAdamConfig::new()
             .with_beta_1(beta_1)
             .with_beta_2([0.99, 0.99, 0.99, beta_2])
             .init::<GB, Mlp<GB>>(K)
             .unwrap_err();
         assert_eq!(field_of(e), field);
     }
-    let e = AdamWConfig::new()
+    let e = GroupAdamWConfig::new()
         .with_beta_2([0.99, f64::NAN, 0.9, 0.9])
         .init::<GB, Mlp<GB>>(K)
         .unwrap_err();
@@ -71,7 +71,7 @@ fn betas_outside_zero_one() {
 #[test]
 fn epsilon_not_positive() {
     for eps in [0.0, -1e-8] {
-        let e = AdamWConfig::new()
+        let e = GroupAdamWConfig::new()
             .with_epsilon([1e-8, 1e-8, eps, 1e-8])
             .init::<GB, Mlp<GB>>(K)
             .unwrap_err();
@@ -84,13 +84,13 @@ fn epsilon_not_positive() {
 
 #[test]
 fn other_ranges() {
-    let e = AdamWConfig::new()
+    let e = GroupAdamWConfig::new()
         .with_weight_decay(-1.0)
         .init::<GB, Mlp<GB>>(K)
         .unwrap_err();
     assert_eq!(field_of(e), "weight_decay");
-    let e = SgdConfig::new()
-        .with_gradient_clipping(Some(GradientClippingConfig::norm(0.0)))
+    let e = GroupSgdConfig::new()
+        .with_gradient_clipping(Some(GroupGradientClippingConfig::norm(0.0)))
         .init::<GB, Mlp<GB>>(K)
         .unwrap_err();
     assert_eq!(field_of(e), "gradient_clipping.norm");
@@ -98,7 +98,7 @@ fn other_ranges() {
 
 #[test]
 fn negative_or_misshapen_learning_rates() {
-    let mut optim = SgdConfig::new().init(K).unwrap();
+    let mut optim = GroupSgdConfig::new().init(K).unwrap();
     let group = init_group(K);
     let grads = || {
         let loss = group.loss(0, &group.device());
@@ -124,7 +124,7 @@ fn negative_or_misshapen_learning_rates() {
 
 #[test]
 fn a_group_of_another_size() {
-    let mut optim = SgdConfig::new().init(K).unwrap();
+    let mut optim = GroupSgdConfig::new().init(K).unwrap();
     let group = init_group(2);
     let loss = group.loss(0, &group.device());
     let grads = GradientsParams::from_grads(loss.backward(), &*group);
@@ -140,7 +140,7 @@ fn a_group_of_another_size() {
 
 #[test]
 fn bad_membership_changes() {
-    let mut optim = AdamConfig::new().init::<GB, Mlp<GB>>(K).unwrap();
+    let mut optim = GroupAdamConfig::new().init::<GB, Mlp<GB>>(K).unwrap();
     assert_eq!(
         optim.retain(&[0, 4]),
         Err(OptimError::Vmap(VmapError::MemberOutOfRange {
@@ -153,11 +153,11 @@ fn bad_membership_changes() {
         Err(OptimError::Vmap(VmapError::DuplicateMember { index: 1 }))
     );
     let e = optim
-        .extend(1, &AdamConfig::new().with_amsgrad(true))
+        .extend(1, &GroupAdamConfig::new().with_amsgrad(true))
         .unwrap_err();
     assert_eq!(field_of(e), "amsgrad");
     let e = optim
-        .extend(2, &AdamConfig::new().with_epsilon([1e-8]))
+        .extend(2, &GroupAdamConfig::new().with_epsilon([1e-8]))
         .unwrap_err();
     assert_eq!(field_of(e), "epsilon");
     assert_eq!(optim.members(), K, "a failed extend changes nothing");

@@ -136,27 +136,36 @@ fn split(values: &[f64]) -> (HyperParam, HyperParam) {
 
 #[test]
 fn a_member_added_at_step_20_matches_a_fresh_run() {
-    use saturate_optim::{AdamConfig, AdamWConfig, MomentumConfig, SgdConfig, WeightDecayConfig};
+    use saturate_optim::{
+        GroupAdamConfig, GroupAdamWConfig, GroupMomentumConfig, GroupSgdConfig,
+        GroupWeightDecayConfig,
+    };
 
     let (old_m, new_m) = split(&[0.9, 0.8, 0.7, 0.95]);
     let sgd = |m: HyperParam| {
-        SgdConfig::new()
-            .with_momentum(Some(MomentumConfig::new().with_momentum(m)))
-            .with_weight_decay(Some(WeightDecayConfig::new(1e-2)))
+        GroupSgdConfig::new()
+            .with_momentum(Some(GroupMomentumConfig::new().with_momentum(m)))
+            .with_weight_decay(Some(GroupWeightDecayConfig::new(1e-2)))
     };
-    extend_case::<saturate_optim::Sgd, _>("SGD", &sgd(old_m), &sgd(new_m), |k| burn_sgd(k).init());
+    extend_case::<saturate_optim::GroupSgd, _>("SGD", &sgd(old_m), &sgd(new_m), |k| {
+        burn_sgd(k).init()
+    });
 
     let (old_b, new_b) = split(&[0.8, 0.85, 0.9, 0.95]);
-    extend_case::<saturate_optim::Adam, _>(
+    extend_case::<saturate_optim::GroupAdam, _>(
         "Adam",
-        &AdamConfig::new().with_beta_1(old_b),
-        &AdamConfig::new().with_beta_1(new_b),
+        &GroupAdamConfig::new().with_beta_1(old_b),
+        &GroupAdamConfig::new().with_beta_1(new_b),
         |k| burn_adam(k).init(),
     );
 
     let (old_w, new_w) = split(&[0.0, 1e-3, 1e-2, 1e-1]);
-    let adamw = |w: HyperParam| AdamWConfig::new().with_weight_decay(w).with_amsgrad(true);
-    extend_case::<saturate_optim::AdamW, _>("AdamW", &adamw(old_w), &adamw(new_w), |k| {
+    let adamw = |w: HyperParam| {
+        GroupAdamWConfig::new()
+            .with_weight_decay(w)
+            .with_amsgrad(true)
+    };
+    extend_case::<saturate_optim::GroupAdamW, _>("AdamW", &adamw(old_w), &adamw(new_w), |k| {
         burn_adamw(k).init()
     });
 }
@@ -164,12 +173,13 @@ fn a_member_added_at_step_20_matches_a_fresh_run() {
 #[test]
 fn extend_gives_members_without_an_option_its_neutral_value() {
     use burn::optim::SgdConfig as BurnSgd;
-    use saturate_optim::{GradientClippingConfig, SgdConfig};
+    use saturate_optim::{GroupGradientClippingConfig, GroupSgdConfig};
 
     // The group clips by norm, the newcomer does not: it trains as plain SGD alone.
-    let old = SgdConfig::new().with_gradient_clipping(Some(GradientClippingConfig::norm(0.05)));
-    let new = SgdConfig::new();
-    extend_case::<saturate_optim::Sgd, _>("SGD clipping", &old, &new, |k| {
+    let old =
+        GroupSgdConfig::new().with_gradient_clipping(Some(GroupGradientClippingConfig::norm(0.05)));
+    let new = GroupSgdConfig::new();
+    extend_case::<saturate_optim::GroupSgd, _>("SGD clipping", &old, &new, |k| {
         if k < K - 1 {
             BurnSgd::new()
                 .with_gradient_clipping(Some(burn::grad_clipping::GradientClippingConfig::Norm(

@@ -6,19 +6,19 @@ mod record;
 
 use burn::optim::{AdamConfig as BurnAdam, AdamWConfig as BurnAdamW, SgdConfig as BurnSgd};
 use saturate_optim::{
-    AdamConfig, AdamWConfig, GroupOptimizer, MomentumConfig, SgdConfig, UpdateRule,
-    WeightDecayConfig,
+    GroupAdamConfig, GroupAdamWConfig, GroupMomentumConfig, GroupOptimizer, GroupSgdConfig,
+    GroupWeightDecayConfig, UpdateRule,
 };
 use saturate_vmap::Batched;
 
 use crate::common::*;
 
-fn sgd_config() -> SgdConfig {
-    SgdConfig::new()
+fn sgd_config() -> GroupSgdConfig {
+    GroupSgdConfig::new()
         .with_momentum(Some(
-            MomentumConfig::new().with_momentum([0.9, 0.8, 0.7, 0.95]),
+            GroupMomentumConfig::new().with_momentum([0.9, 0.8, 0.7, 0.95]),
         ))
-        .with_weight_decay(Some(WeightDecayConfig::new(1e-2)))
+        .with_weight_decay(Some(GroupWeightDecayConfig::new(1e-2)))
 }
 
 fn assert_lr_zero_keeps_member<R: UpdateRule>(
@@ -43,14 +43,17 @@ fn a_member_with_lr_zero_is_unchanged() {
     assert_lr_zero_keeps_member("SGD", sgd_config().init(K).unwrap());
     assert_lr_zero_keeps_member(
         "Adam",
-        AdamConfig::new()
-            .with_weight_decay(Some(WeightDecayConfig::new(0.1)))
+        GroupAdamConfig::new()
+            .with_weight_decay(Some(GroupWeightDecayConfig::new(0.1)))
             .init(K)
             .unwrap(),
     );
     assert_lr_zero_keeps_member(
         "AdamW",
-        AdamWConfig::new().with_weight_decay(0.1).init(K).unwrap(),
+        GroupAdamWConfig::new()
+            .with_weight_decay(0.1)
+            .init(K)
+            .unwrap(),
     );
 }
 
@@ -58,7 +61,7 @@ fn a_member_with_lr_zero_is_unchanged() {
 fn identical_members_stay_identical() {
     let one = init_group(1).member(0).unwrap();
     let group = Batched::stack(vec![one; K]).unwrap();
-    let mut optim = AdamWConfig::new().with_amsgrad(true).init(K).unwrap();
+    let mut optim = GroupAdamWConfig::new().with_amsgrad(true).init(K).unwrap();
     let group = train_group(group, &mut optim, 0..20, |_| vec![0.01; K]);
     let params = group_params(&group);
     for k in 1..K {
@@ -68,7 +71,7 @@ fn identical_members_stay_identical() {
 
 #[test]
 fn no_nan_with_a_large_learning_rate() {
-    let mut optim = AdamConfig::new()
+    let mut optim = GroupAdamConfig::new()
         .with_epsilon([1e-8, 1e-8, 1e-3, 1e-5])
         .init(K)
         .unwrap();
@@ -102,12 +105,12 @@ fn burn_adamw(k: usize) -> BurnAdamW {
         .with_amsgrad(true)
 }
 
-fn adam_config() -> AdamConfig {
-    AdamConfig::new().with_beta_1([0.8, 0.85, 0.9, 0.95])
+fn adam_config() -> GroupAdamConfig {
+    GroupAdamConfig::new().with_beta_1([0.8, 0.85, 0.9, 0.95])
 }
 
-fn adamw_config() -> AdamWConfig {
-    AdamWConfig::new()
+fn adamw_config() -> GroupAdamWConfig {
+    GroupAdamWConfig::new()
         .with_weight_decay([0.0, 1e-3, 1e-2, 1e-1])
         .with_amsgrad(true)
 }
@@ -117,7 +120,7 @@ const LR: [f64; K] = [0.01, 0.02, 0.005, 0.03];
 #[test]
 fn the_optimizer_and_its_record_can_move_between_threads() {
     fn assert_send<T: Send>() {}
-    assert_send::<GroupOptimizer<saturate_optim::Adam, Mlp<GB>, GB>>();
+    assert_send::<GroupOptimizer<saturate_optim::GroupAdam, Mlp<GB>, GB>>();
     assert_send::<saturate_optim::GroupOptimizerRecord<saturate_vmap::Vmap<burn::backend::NdArray>>>(
     );
     assert_send::<saturate_optim::MemberSchedulers<saturate_optim::AnyLrScheduler>>();

@@ -45,7 +45,7 @@ fn loading_a_record_of_another_group_size_fails() {
     let mut optim = adam_config().init(K).unwrap();
     let _ = train_group(init_group(K), &mut optim, 0..2, |_| LR.to_vec());
     let record = optim.to_record();
-    let other = AdamConfig::new().init::<GB, Mlp<GB>>(2).unwrap();
+    let other = GroupAdamConfig::new().init::<GB, Mlp<GB>>(2).unwrap();
     assert!(matches!(
         other.load_record(record),
         Err(OptimError::MemberCountMismatch {

@@ -11,7 +11,7 @@ use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::optim::{AdamWConfig as BurnAdamW, GradientsParams, Optimizer};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Tensor, TensorData};
-use saturate_optim::{AdamWConfig, GradientClippingConfig};
+use saturate_optim::{GroupAdamWConfig, GroupGradientClippingConfig};
 use saturate_vmap::Batched;
 
 use crate::common::*;
@@ -44,9 +44,9 @@ const CLIP_NORM: [f64; K] = [0.05, 0.2, 1.0, f64::INFINITY];
 fn adamw_on_a_convolution() {
     let group: Batched<Cnn<GB>> = Batched::init(K, &Default::default(), Cnn::new).unwrap();
     let initial = group_params(&group);
-    let config = AdamWConfig::new()
+    let config = GroupAdamWConfig::new()
         .with_weight_decay(WEIGHT_DECAY)
-        .with_grad_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+        .with_grad_clipping(Some(GroupGradientClippingConfig::norm(CLIP_NORM)));
     for fused in [false, true] {
         let mut optim = config.init(K).unwrap().with_fused_update(fused);
         let mut trained = group.clone();

@@ -5,7 +5,8 @@ use burn::optim::decay::WeightDecayConfig as BurnWeightDecay;
 use burn::optim::momentum::MomentumConfig as BurnMomentum;
 use burn::optim::{AdamConfig as BurnAdam, AdamWConfig as BurnAdamW, SgdConfig as BurnSgd};
 use saturate_optim::{
-    AdamConfig, AdamWConfig, GradientClippingConfig, MomentumConfig, SgdConfig, WeightDecayConfig,
+    GroupAdamConfig, GroupAdamWConfig, GroupGradientClippingConfig, GroupMomentumConfig,
+    GroupSgdConfig, GroupWeightDecayConfig,
 };
 
 use super::parity;
@@ -20,9 +21,9 @@ const EPSILON: [f64; K] = [1e-8, 1e-6, 1e-5, 1e-3];
 const CLIP_VALUE: [f64; K] = [0.005, 0.02, 0.1, 0.5];
 const CLIP_NORM: [f64; K] = [0.01, 0.05, 0.2, 1.0];
 
-fn sgd_momentum(nesterov: bool) -> (SgdConfig, impl Fn(usize) -> BurnSgd) {
-    let config = SgdConfig::new().with_momentum(Some(
-        MomentumConfig::new()
+fn sgd_momentum(nesterov: bool) -> (GroupSgdConfig, impl Fn(usize) -> BurnSgd) {
+    let config = GroupSgdConfig::new().with_momentum(Some(
+        GroupMomentumConfig::new()
             .with_momentum(MOMENTUM)
             .with_dampening(DAMPENING)
             .with_nesterov(nesterov),
@@ -38,8 +39,8 @@ fn sgd_momentum(nesterov: bool) -> (SgdConfig, impl Fn(usize) -> BurnSgd) {
     (config, reference)
 }
 
-fn adam() -> (AdamConfig, impl Fn(usize) -> BurnAdam) {
-    let config = AdamConfig::new()
+fn adam() -> (GroupAdamConfig, impl Fn(usize) -> BurnAdam) {
+    let config = GroupAdamConfig::new()
         .with_beta_1(BETA_1)
         .with_beta_2(BETA_2)
         .with_epsilon(EPSILON);
@@ -52,8 +53,8 @@ fn adam() -> (AdamConfig, impl Fn(usize) -> BurnAdam) {
     (config, reference)
 }
 
-fn adamw() -> (AdamWConfig, impl Fn(usize) -> BurnAdamW) {
-    let config = AdamWConfig::new()
+fn adamw() -> (GroupAdamWConfig, impl Fn(usize) -> BurnAdamW) {
+    let config = GroupAdamWConfig::new()
         .with_beta_1(BETA_1)
         .with_beta_2(BETA_2)
         .with_epsilon(EPSILON)
@@ -70,7 +71,7 @@ fn adamw() -> (AdamWConfig, impl Fn(usize) -> BurnAdamW) {
 
 #[test]
 fn sgd_plain() {
-    parity("plain SGD", SgdConfig::new().init(K).unwrap(), |_| {
+    parity("plain SGD", GroupSgdConfig::new().init(K).unwrap(), |_| {
         BurnSgd::new().init()
     });
 }
@@ -93,7 +94,8 @@ fn sgd_nesterov() {
 
 #[test]
 fn sgd_weight_decay() {
-    let config = SgdConfig::new().with_weight_decay(Some(WeightDecayConfig::new(PENALTY)));
+    let config =
+        GroupSgdConfig::new().with_weight_decay(Some(GroupWeightDecayConfig::new(PENALTY)));
     parity("SGD weight decay", config.init(K).unwrap(), |k| {
         BurnSgd::new()
             .with_weight_decay(Some(BurnWeightDecay::new(PENALTY[k] as f32)))
@@ -105,8 +107,8 @@ fn sgd_weight_decay() {
 fn sgd_everything() {
     let (config, reference) = sgd_momentum(true);
     let config = config
-        .with_weight_decay(Some(WeightDecayConfig::new(PENALTY)))
-        .with_gradient_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+        .with_weight_decay(Some(GroupWeightDecayConfig::new(PENALTY)))
+        .with_gradient_clipping(Some(GroupGradientClippingConfig::norm(CLIP_NORM)));
     parity(
         "SGD Nesterov + weight decay + norm clipping",
         config.init(K).unwrap(),
@@ -121,8 +123,8 @@ fn sgd_everything() {
 
 #[test]
 fn sgd_clip_by_value() {
-    let config =
-        SgdConfig::new().with_gradient_clipping(Some(GradientClippingConfig::value(CLIP_VALUE)));
+    let config = GroupSgdConfig::new()
+        .with_gradient_clipping(Some(GroupGradientClippingConfig::value(CLIP_VALUE)));
     parity("SGD clip by value", config.init(K).unwrap(), |k| {
         BurnSgd::new()
             .with_gradient_clipping(Some(BurnClipping::Value(CLIP_VALUE[k] as f32)))
@@ -132,8 +134,8 @@ fn sgd_clip_by_value() {
 
 #[test]
 fn sgd_clip_by_norm() {
-    let config =
-        SgdConfig::new().with_gradient_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+    let config = GroupSgdConfig::new()
+        .with_gradient_clipping(Some(GroupGradientClippingConfig::norm(CLIP_NORM)));
     parity("SGD clip by norm", config.init(K).unwrap(), |k| {
         BurnSgd::new()
             .with_gradient_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
@@ -150,7 +152,7 @@ fn adam_plain() {
 #[test]
 fn adam_weight_decay() {
     let (config, reference) = adam();
-    let config = config.with_weight_decay(Some(WeightDecayConfig::new(PENALTY)));
+    let config = config.with_weight_decay(Some(GroupWeightDecayConfig::new(PENALTY)));
     parity("Adam + weight decay", config.init(K).unwrap(), |k| {
         reference(k)
             .with_weight_decay(Some(BurnWeightDecay::new(PENALTY[k] as f32)))
@@ -171,7 +173,7 @@ fn adam_amsgrad() {
 #[test]
 fn adam_clip_by_value() {
     let (config, reference) = adam();
-    let config = config.with_grad_clipping(Some(GradientClippingConfig::value(CLIP_VALUE)));
+    let config = config.with_grad_clipping(Some(GroupGradientClippingConfig::value(CLIP_VALUE)));
     parity("Adam clip by value", config.init(K).unwrap(), |k| {
         reference(k)
             .with_grad_clipping(Some(BurnClipping::Value(CLIP_VALUE[k] as f32)))
@@ -182,7 +184,7 @@ fn adam_clip_by_value() {
 #[test]
 fn adam_clip_by_norm() {
     let (config, reference) = adam();
-    let config = config.with_grad_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+    let config = config.with_grad_clipping(Some(GroupGradientClippingConfig::norm(CLIP_NORM)));
     parity("Adam clip by norm", config.init(K).unwrap(), |k| {
         reference(k)
             .with_grad_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
@@ -220,7 +222,7 @@ fn adamw_cautious_weight_decay() {
 #[test]
 fn adamw_clip_by_norm() {
     let (config, reference) = adamw();
-    let config = config.with_grad_clipping(Some(GradientClippingConfig::norm(CLIP_NORM)));
+    let config = config.with_grad_clipping(Some(GroupGradientClippingConfig::norm(CLIP_NORM)));
     parity("AdamW clip by norm", config.init(K).unwrap(), |k| {
         reference(k)
             .with_grad_clipping(Some(BurnClipping::Norm(CLIP_NORM[k] as f32)))
@@ -231,7 +233,7 @@ fn adamw_clip_by_norm() {
 #[test]
 fn adamw_clip_by_value() {
     let (config, reference) = adamw();
-    let config = config.with_grad_clipping(Some(GradientClippingConfig::value(CLIP_VALUE)));
+    let config = config.with_grad_clipping(Some(GroupGradientClippingConfig::value(CLIP_VALUE)));
     parity("AdamW clip by value", config.init(K).unwrap(), |k| {
         reference(k)
             .with_grad_clipping(Some(BurnClipping::Value(CLIP_VALUE[k] as f32)))
@@ -245,8 +247,8 @@ fn adamw_clip_by_value() {
 #[test]
 fn clipping_bites_and_infinity_disables_it() {
     let thresholds = [0.005, 0.01, f64::INFINITY, f64::INFINITY];
-    let run = |clipping: Option<GradientClippingConfig>| {
-        let mut optim = SgdConfig::new()
+    let run = |clipping: Option<GroupGradientClippingConfig>| {
+        let mut optim = GroupSgdConfig::new()
             .with_gradient_clipping(clipping)
             .init(K)
             .unwrap();
@@ -256,12 +258,12 @@ fn clipping_bites_and_infinity_disables_it() {
         (initial, group_params(&group))
     };
     for clipping in [
-        GradientClippingConfig::value(thresholds),
-        GradientClippingConfig::norm(thresholds),
+        GroupGradientClippingConfig::value(thresholds),
+        GroupGradientClippingConfig::norm(thresholds),
     ] {
         let (initial, clipped) = run(Some(clipping.clone()));
         // Same members, no clipping: replay from the same initial parameters.
-        let mut optim = SgdConfig::new().init(K).unwrap();
+        let mut optim = GroupSgdConfig::new().init(K).unwrap();
         let group = saturate_vmap::Batched::stack(
             (0..K)
                 .map(|k| {
@@ -293,10 +295,10 @@ fn clipping_bites_and_infinity_disables_it() {
 #[test]
 fn shared_values() {
     let lr = vec![vec![0.02; STEPS]; K];
-    let config = SgdConfig::new()
-        .with_momentum(Some(MomentumConfig::new().with_nesterov(true)))
-        .with_weight_decay(Some(WeightDecayConfig::new(1e-2)))
-        .with_gradient_clipping(Some(GradientClippingConfig::value(0.05)));
+    let config = GroupSgdConfig::new()
+        .with_momentum(Some(GroupMomentumConfig::new().with_nesterov(true)))
+        .with_weight_decay(Some(GroupWeightDecayConfig::new(1e-2)))
+        .with_gradient_clipping(Some(GroupGradientClippingConfig::value(0.05)));
     super::parity_with(
         "SGD, shared values",
         config.init(K).unwrap(),
@@ -310,9 +312,9 @@ fn shared_values() {
         |_| vec![0.02; K],
         &lr,
     );
-    let config = AdamWConfig::new()
+    let config = GroupAdamWConfig::new()
         .with_amsgrad(true)
-        .with_grad_clipping(Some(GradientClippingConfig::norm(0.1)));
+        .with_grad_clipping(Some(GroupGradientClippingConfig::norm(0.1)));
     super::parity_with(
         "AdamW, shared values",
         config.init(K).unwrap(),

@@ -11,7 +11,7 @@ use burn::optim::lr_scheduler::step::StepLrSchedulerConfig;
 use burn::optim::lr_scheduler::LrScheduler;
 use burn::optim::momentum::MomentumConfig as BurnMomentum;
 use burn::optim::SgdConfig as BurnSgd;
-use saturate_optim::{MemberSchedulers, MomentumConfig, SchedulerConfig, SgdConfig};
+use saturate_optim::{GroupMomentumConfig, GroupSgdConfig, MemberSchedulers, SchedulerConfig};
 
 use super::parity_with;
 use crate::common::*;
@@ -34,7 +34,7 @@ fn schedule_parity<C: SchedulerConfig>(what: &str, configs: [C; K]) {
         "{what}: identical schedules"
     );
     let mut schedulers = MemberSchedulers::init(&configs).unwrap();
-    let config = SgdConfig::new().with_momentum(Some(MomentumConfig::new()));
+    let config = GroupSgdConfig::new().with_momentum(Some(GroupMomentumConfig::new()));
     parity_with(
         what,
         config.init(K).unwrap(),
@@ -160,7 +160,7 @@ fn a_different_kind_per_member() {
     ];
     let configs: [AnyLrSchedulerConfig; K] = [0.01.into(), step.into(), cosine.into(), noam.into()];
     let mut schedulers = MemberSchedulers::init(&configs).unwrap();
-    let config = SgdConfig::new().with_momentum(Some(MomentumConfig::new()));
+    let config = GroupSgdConfig::new().with_momentum(Some(GroupMomentumConfig::new()));
     parity_with(
         "a schedule kind per member",
         config.init(K).unwrap(),

@@ -26,7 +26,7 @@ use crate::trial::{FrozenTrial, TrialState};
 /// let pruner = HyperbandPrunerConfig::new()
 ///     .with_max_resource(Some(81))
 ///     .init()?;
-/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// let study = StudyConfig::new().with_pruner(pruner).init()?;
 /// # let _ = study;
 /// # Ok::<(), StudyError>(())
 /// ```

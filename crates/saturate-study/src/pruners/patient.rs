@@ -26,7 +26,7 @@ use crate::trial::{FrozenTrial, StudyDirection};
 /// let pruner = PatientPrunerConfig::new(3)
 ///     .with_wrapped(Some(Box::new(MedianPruner::default())))
 ///     .init()?;
-/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// let study = StudyConfig::new().with_pruner(pruner).init()?;
 /// # let _ = study;
 /// # Ok::<(), StudyError>(())
 /// ```

@@ -29,7 +29,7 @@ use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 ///
 /// // Prune trials that are in the worst quarter at a step, after 5 complete trials.
 /// let pruner = PercentilePrunerConfig::new(75.0).with_n_warmup_steps(2).init()?;
-/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// let study = StudyConfig::new().with_pruner(pruner).init()?;
 /// # let _ = study;
 /// # Ok::<(), StudyError>(())
 /// ```
@@ -146,7 +146,7 @@ pub(crate) fn check_steps(n_warmup_steps: i64, interval_steps: i64) -> Result<()
 ///     .with_n_startup_trials(4)
 ///     .with_n_warmup_steps(2)
 ///     .init()?;
-/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// let study = StudyConfig::new().with_pruner(pruner).init()?;
 /// let mut trial = study.ask()?;
 /// trial.report(0, 0.5)?;
 /// // No trial is complete yet: nothing is pruned.

@@ -31,7 +31,7 @@ use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 ///     .with_min_resource(Some(1))
 ///     .with_reduction_factor(3)
 ///     .init()?;
-/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// let study = StudyConfig::new().with_pruner(pruner).init()?;
 /// # let _ = study;
 /// # Ok::<(), StudyError>(())
 /// ```

@@ -21,7 +21,7 @@ use crate::trial::FrozenTrial;
 ///
 /// // Stop trials whose loss diverges above 10.
 /// let pruner = ThresholdPrunerConfig::new().with_upper(Some(10.0)).init()?;
-/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// let study = StudyConfig::new().with_pruner(pruner).init()?;
 /// let mut trial = study.ask()?;
 /// trial.report(0, 12.0)?;
 /// assert!(trial.should_prune()?);

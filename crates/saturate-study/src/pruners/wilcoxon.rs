@@ -23,7 +23,7 @@ use crate::trial::{FrozenTrial, StudyDirection, TrialState};
 /// use saturate_study::prelude::*;
 ///
 /// let pruner = WilcoxonPrunerConfig::new().with_p_threshold(0.05).init()?;
-/// let study = DefaultStudy::builder().pruner(pruner).build()?;
+/// let study = StudyConfig::new().with_pruner(pruner).init()?;
 /// # let _ = study;
 /// # Ok::<(), StudyError>(())
 /// ```

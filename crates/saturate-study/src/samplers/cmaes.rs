@@ -37,8 +37,8 @@ const GENERATION_KEY: &str = "cma:generation";
 /// ```
 /// use saturate_study::prelude::*;
 ///
-/// let sampler = CmaEsSamplerConfig::new().with_seed(Some(0)).with_popsize(Some(8)).init()?;
-/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// let sampler = CmaEsSamplerConfig::new().with_seed(0).with_popsize(Some(8)).init()?;
+/// let study = StudyConfig::new().with_sampler(sampler).init()?;
 /// study.optimize(Some(20), None, |t| {
 ///     let x = t.suggest_float("x", -5.0, 5.0)?;
 ///     let y = t.suggest_float("y", -5.0, 5.0)?;
@@ -103,8 +103,8 @@ impl CmaEsSamplerConfig {
         }
     }
     /// Sets [`Self::seed`].
-    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
-        self.seed = seed;
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
         self
     }
     /// Sets [`Self::sigma0`].

@@ -30,9 +30,9 @@ use crate::trial::FrozenTrial;
 ///     ("act".to_string(), vec![ParamValue::from("relu"), ParamValue::from("gelu")]),
 /// ]
 /// .into();
-/// let sampler = GridSamplerConfig::new(grid).with_seed(Some(0)).init()?;
+/// let sampler = GridSamplerConfig::new(grid).with_seed(0).init()?;
 /// assert_eq!(sampler.len(), 4);
-/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// let study = StudyConfig::new().with_sampler(sampler).init()?;
 /// study.optimize(Some(4), None, |t| {
 ///     let depth = t.suggest_int("depth", 2, 4)?;
 ///     let _act = t.suggest_categorical("act", ["relu", "gelu"])?;
@@ -66,8 +66,8 @@ impl GridSamplerConfig {
         }
     }
     /// Sets [`Self::seed`].
-    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
-        self.seed = seed;
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
         self
     }
     /// The sampler; [`StudyError::InvalidArgument`] when a parameter has no value.

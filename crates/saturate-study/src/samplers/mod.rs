@@ -1,10 +1,10 @@
 //! Samplers: how parameter values are chosen.
 //!
 //! Each sampler is built from its config, as Burn's components are:
-//! `CmaEsSamplerConfig::new().with_seed(Some(0)).init()?`; the configs hold Optuna's
-//! defaults, and `init` reports an argument out of its range as
-//! [`StudyError::InvalidArgument`](crate::StudyError::InvalidArgument). TPE, with a dozen
-//! options, has a builder of the same shape: `TpeSampler::builder().seed(0).build()`.
+//! `TpeSamplerConfig::new().with_seed(0).init()?`; the configs hold Optuna's defaults, and
+//! `init` reports an argument out of its range as
+//! [`StudyError::InvalidArgument`](crate::StudyError::InvalidArgument) (the random sampler's
+//! `init`, with nothing to check, returns the sampler).
 
 mod base;
 mod cmaes;
@@ -20,4 +20,4 @@ pub use gp::{GpSampler, GpSamplerConfig};
 pub use grid::{GridSampler, GridSamplerConfig};
 pub use qmc::{QmcKind, QmcSampler, QmcSamplerConfig};
 pub use random::{RandomSampler, RandomSamplerConfig};
-pub use tpe::{default_gamma, hyperopt_gamma, OptunaDefaults, TpeSampler, TpeSamplerBuilder};
+pub use tpe::{default_gamma, hyperopt_gamma, OptunaDefaults, TpeSampler, TpeSamplerConfig};

@@ -32,9 +32,9 @@ pub enum QmcKind {
 ///
 /// let sampler = QmcSamplerConfig::new()
 ///     .with_kind(QmcKind::Halton)
-///     .with_seed(Some(7))
+///     .with_seed(7)
 ///     .init()?;
-/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// let study = StudyConfig::new().with_sampler(sampler).init()?;
 /// study.optimize(Some(8), None, |t| Ok(t.suggest_float("x", 0.0, 1.0)?))?;
 /// # Ok::<(), StudyError>(())
 /// ```
@@ -76,8 +76,8 @@ impl QmcSamplerConfig {
         self
     }
     /// Sets [`Self::seed`].
-    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
-        self.seed = seed;
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
         self
     }
     /// The sampler (no argument can be out of range).

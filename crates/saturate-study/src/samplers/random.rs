@@ -16,8 +16,8 @@ use crate::trial::FrozenTrial;
 /// ```
 /// use saturate_study::prelude::*;
 ///
-/// let sampler = RandomSamplerConfig::new().with_seed(Some(1)).init()?;
-/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// let sampler = RandomSamplerConfig::new().with_seed(1).init()?;
+/// let study = StudyConfig::new().with_sampler(sampler).init()?;
 /// study.optimize(Some(3), None, |t| Ok(t.suggest_float("x", 0.0, 1.0)?))?;
 /// # Ok::<(), StudyError>(())
 /// ```
@@ -26,13 +26,10 @@ pub struct RandomSampler {
     rng: StdRng,
 }
 
-impl RandomSampler {
-    /// `RandomSamplerConfig::new().with_seed(seed).init()`, which cannot fail: the
-    /// shorthand for the one argument (`None`: seeded from the operating system).
-    pub fn new(seed: Option<u64>) -> Self {
-        Self {
-            rng: seeded_rng(seed),
-        }
+impl Default for RandomSampler {
+    /// Seeded from the operating system.
+    fn default() -> Self {
+        RandomSamplerConfig::new().init()
     }
 }
 
@@ -49,13 +46,15 @@ impl RandomSamplerConfig {
         Self::default()
     }
     /// Sets [`Self::seed`].
-    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
-        self.seed = seed;
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
         self
     }
-    /// The sampler (no argument can be out of range).
-    pub fn init(&self) -> Result<RandomSampler> {
-        Ok(RandomSampler::new(self.seed))
+    /// The sampler (no setting can be out of range, so this cannot fail).
+    pub fn init(&self) -> RandomSampler {
+        RandomSampler {
+            rng: seeded_rng(self.seed),
+        }
     }
 }
 

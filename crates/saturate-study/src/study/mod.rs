@@ -8,5 +8,5 @@ mod view;
 pub(crate) use base::dominates;
 pub use base::{Callback, FixedParams, ObjectiveError, ObjectiveValues, Study};
 pub(crate) use study::StudyCore;
-pub use study::{DefaultStudy, StudyBuilder};
+pub use study::{delete_study, DefaultStudy, StudyConfig};
 pub use view::StudyView;

@@ -34,14 +34,14 @@ impl StudyCore {
 }
 
 /// The default [`Study`]: built from a [`Sampler`], a [`Pruner`] and a [`Storage`] with
-/// [`DefaultStudy::builder`]. Cloning gives another handle on the same study.
+/// [`StudyConfig`]. Cloning gives another handle on the same study.
 ///
 /// ```
 /// use saturate_study::prelude::*;
 ///
-/// let study = DefaultStudy::builder()
-///     .sampler(TpeSampler::builder().seed(7).build())
-///     .build()?;
+/// let study = StudyConfig::new()
+///     .with_sampler(TpeSamplerConfig::new().with_seed(7).init()?)
+///     .init()?;
 /// study.optimize(Some(20), None, |trial| {
 ///     let x = trial.suggest_float("x", -10.0, 10.0)?;
 ///     Ok((x - 2.0).powi(2))
@@ -65,8 +65,22 @@ impl std::fmt::Debug for DefaultStudy {
     }
 }
 
-/// Builds a [`DefaultStudy`] (Optuna's `create_study` / `load_study`).
-pub struct StudyBuilder {
+/// Configures a [`DefaultStudy`]: [`init`](Self::init) is Optuna's `create_study`,
+/// [`load`](Self::load) its `load_study`.
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// let study = StudyConfig::new()
+///     .with_name("tune-mlp")
+///     .with_direction(StudyDirection::Maximize)
+///     .with_sampler(TpeSamplerConfig::new().with_seed(7).init()?)
+///     .with_pruner(MedianPruner::default())
+///     .init()?;
+/// assert_eq!(study.name(), "tune-mlp");
+/// # Ok::<(), StudyError>(())
+/// ```
+pub struct StudyConfig {
     name: Option<String>,
     directions: Vec<StudyDirection>,
     sampler: Option<Box<dyn Sampler>>,
@@ -75,7 +89,7 @@ pub struct StudyBuilder {
     load_if_exists: bool,
 }
 
-impl Default for StudyBuilder {
+impl Default for StudyConfig {
     fn default() -> Self {
         Self {
             name: None,
@@ -88,51 +102,73 @@ impl Default for StudyBuilder {
     }
 }
 
-impl StudyBuilder {
+impl std::fmt::Debug for StudyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StudyConfig")
+            .field("name", &self.name)
+            .field("directions", &self.directions)
+            .field("storage", &self.storage)
+            .field("load_if_exists", &self.load_if_exists)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StudyConfig {
+    /// Optuna's defaults: one objective to minimize, TPE, the median pruner, in memory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// The study name (default: `no-name-<random>`).
-    pub fn name(mut self, name: impl Into<String>) -> Self {
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// One objective in this direction (default: minimize).
-    pub fn direction(mut self, direction: StudyDirection) -> Self {
+    pub fn with_direction(mut self, direction: StudyDirection) -> Self {
         self.directions = vec![direction];
         self
     }
 
     /// Several objectives.
-    pub fn directions(mut self, directions: impl IntoIterator<Item = StudyDirection>) -> Self {
+    pub fn with_directions(mut self, directions: impl IntoIterator<Item = StudyDirection>) -> Self {
         self.directions = directions.into_iter().collect();
         self
     }
 
     /// The sampler (default: [`TpeSampler`] with Optuna's defaults).
-    pub fn sampler(mut self, sampler: impl Sampler + 'static) -> Self {
+    pub fn with_sampler(mut self, sampler: impl Sampler + 'static) -> Self {
         self.sampler = Some(Box::new(sampler));
         self
     }
 
     /// The pruner (default: [`MedianPruner`] with Optuna's defaults).
-    pub fn pruner(mut self, pruner: impl Pruner + 'static) -> Self {
+    pub fn with_pruner(mut self, pruner: impl Pruner + 'static) -> Self {
         self.pruner = Some(Box::new(pruner));
         self
     }
 
     /// The storage (default: a fresh [`InMemoryStorage`]).
-    pub fn storage(mut self, storage: Arc<dyn Storage>) -> Self {
+    pub fn with_storage(mut self, storage: Arc<dyn Storage>) -> Self {
         self.storage = Some(storage);
         self
     }
 
-    /// Load the study if one with this name exists instead of failing.
-    pub fn load_if_exists(mut self, load: bool) -> Self {
+    /// Load the study if one with this name exists instead of failing with
+    /// [`StudyError::DuplicateStudy`] (default: false). To start afresh under the same name,
+    /// delete the old study first ([`delete_study`](crate::delete_study)).
+    pub fn with_load_if_exists(mut self, load: bool) -> Self {
         self.load_if_exists = load;
         self
     }
 
     /// Creates the study (or loads it, with `load_if_exists`).
-    pub fn build(self) -> Result<DefaultStudy> {
+    ///
+    /// # Errors
+    /// [`StudyError::DuplicateStudy`] if the name exists and `load_if_exists` is off;
+    /// [`StudyError::WrongNumberOfValues`] for an empty list of directions; storage errors.
+    pub fn init(self) -> Result<DefaultStudy> {
         let storage = self
             .storage
             .clone()
@@ -158,6 +194,9 @@ impl StudyBuilder {
     }
 
     /// Loads an existing study by name (Optuna's `load_study`); its stored directions win.
+    ///
+    /// # Errors
+    /// [`StudyError::UnknownStudy`] if no study has this name (or none was set).
     pub fn load(self) -> Result<DefaultStudy> {
         let storage = self
             .storage
@@ -185,7 +224,7 @@ impl StudyBuilder {
                 directions,
                 sampler: Mutex::new(
                     self.sampler
-                        .unwrap_or_else(|| Box::new(TpeSampler::builder().build())),
+                        .unwrap_or_else(|| Box::new(TpeSampler::default())),
                 ),
                 pruner: self
                     .pruner
@@ -195,12 +234,30 @@ impl StudyBuilder {
     }
 }
 
-impl DefaultStudy {
-    /// A builder with Optuna's defaults.
-    pub fn builder() -> StudyBuilder {
-        StudyBuilder::default()
-    }
+/// Deletes the study `name` and its trials from `storage` (Optuna's `delete_study`), e.g. to
+/// start a study afresh under the same name.
+///
+/// ```
+/// use std::sync::Arc;
+/// use saturate_study::prelude::*;
+///
+/// let storage: Arc<dyn Storage> = Arc::new(InMemoryStorage::new());
+/// let config = || StudyConfig::new().with_name("sweep").with_storage(storage.clone());
+/// config().init()?;
+/// assert!(matches!(config().init(), Err(StudyError::DuplicateStudy { .. })));
+/// saturate_study::delete_study(&*storage, "sweep")?;
+/// config().init()?; // a new, empty study
+/// # Ok::<(), StudyError>(())
+/// ```
+///
+/// # Errors
+/// [`StudyError::UnknownStudy`] if there is no study with this name; storage errors.
+pub fn delete_study(storage: &dyn Storage, name: &str) -> Result<()> {
+    let study_id = storage.get_study_id_from_name(name)?;
+    storage.delete_study(study_id)
+}
 
+impl DefaultStudy {
     /// The storage.
     pub fn storage(&self) -> &Arc<dyn Storage> {
         &self.core.storage

@@ -12,7 +12,7 @@
 //! use saturate_study::testing::{samplers, storages};
 //!
 //! // In your tests: one #[test] per property, or the whole suite at once.
-//! let make_sampler = |seed: u64| -> Box<dyn Sampler> { Box::new(RandomSampler::new(Some(seed))) };
+//! let make_sampler = |seed: u64| -> Box<dyn Sampler> { Box::new(RandomSamplerConfig::new().with_seed(seed).init()) };
 //! samplers::values_stay_inside_their_distributions(&make_sampler);
 //! samplers::same_seed_gives_the_same_sequence(&make_sampler);
 //!

@@ -13,7 +13,7 @@ use crate::distributions::{
 use crate::error::Result;
 use crate::pruners::NopPruner;
 use crate::samplers::{Sampler, SearchSpace};
-use crate::study::{DefaultStudy, Study, StudyView};
+use crate::study::{DefaultStudy, Study, StudyConfig, StudyView};
 use crate::trial::{FrozenTrial, StudyDirection, Trial, TrialState};
 
 /// Runs every property of the suite on the samplers `make` builds.
@@ -134,11 +134,11 @@ fn suggest_every_kind(t: &mut Trial, i: usize, skip_odd: bool) -> Result<f64> {
 }
 
 fn study_with(sampler: impl Sampler + 'static, objectives: usize) -> DefaultStudy {
-    DefaultStudy::builder()
-        .directions(vec![StudyDirection::Minimize; objectives])
-        .sampler(sampler)
-        .pruner(NopPruner)
-        .build()
+    StudyConfig::new()
+        .with_directions(vec![StudyDirection::Minimize; objectives])
+        .with_sampler(sampler)
+        .with_pruner(NopPruner)
+        .init()
         .expect("an in-memory study")
 }
 

@@ -376,7 +376,7 @@ impl Trial {
     /// ```
     /// use saturate_study::prelude::*;
     ///
-    /// let study = DefaultStudy::builder().build()?;
+    /// let study = StudyConfig::new().init()?;
     /// for x in [0.5, 2.0, 3.0] {
     ///     let mut trial = study.ask_with([("x".to_string(), ParamValue::Float(x))].into())?;
     ///     let x = trial.suggest_float("x", -4.0, 4.0)?;

@@ -67,8 +67,8 @@ const N_QMC_SAMPLES: usize = 128;
 /// ```
 /// use saturate_study::prelude::*;
 ///
-/// let sampler = GpSamplerConfig::new().with_seed(Some(0)).with_n_startup_trials(5).init()?;
-/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// let sampler = GpSamplerConfig::new().with_seed(0).with_n_startup_trials(5).init()?;
+/// let study = StudyConfig::new().with_sampler(sampler).init()?;
 /// study.optimize(Some(15), None, |t| {
 ///     let x = t.suggest_float("x", -5.0, 5.0)?;
 ///     let n = t.suggest_int("n", 0, 4)?;
@@ -125,8 +125,8 @@ impl GpSamplerConfig {
         }
     }
     /// Sets [`Self::seed`].
-    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
-        self.seed = seed;
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
         self
     }
     /// Sets [`Self::n_startup_trials`].

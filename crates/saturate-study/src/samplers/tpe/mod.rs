@@ -6,4 +6,4 @@ mod parzen_estimator;
 mod sampler;
 mod truncnorm;
 
-pub use sampler::{default_gamma, hyperopt_gamma, OptunaDefaults, TpeSampler, TpeSamplerBuilder};
+pub use sampler::{default_gamma, hyperopt_gamma, OptunaDefaults, TpeSampler, TpeSamplerConfig};

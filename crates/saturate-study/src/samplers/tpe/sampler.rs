@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 
 use crate::distributions::Distribution;
-use crate::error::Result;
+use crate::error::{invalid_argument, Result};
 use crate::samplers::base::{
     intersection_search_space, publish_relative_params, published_relative_params, sample_uniform,
     seeded_rng,
@@ -55,8 +55,8 @@ pub fn hyperopt_gamma(n: usize) -> usize {
 /// ```
 /// use saturate_study::prelude::*;
 ///
-/// let sampler = TpeSampler::builder().seed(0).n_startup_trials(5).build();
-/// let study = DefaultStudy::builder().sampler(sampler).build()?;
+/// let sampler = TpeSamplerConfig::new().with_seed(0).with_n_startup_trials(5).init()?;
+/// let study = StudyConfig::new().with_sampler(sampler).init()?;
 /// study.optimize(Some(12), None, |t| {
 ///     let x = t.suggest_float("x", -5.0, 5.0)?;
 ///     let act = t.suggest_categorical("act", ["relu", "gelu"])?;
@@ -66,7 +66,7 @@ pub fn hyperopt_gamma(n: usize) -> usize {
 /// # Ok::<(), StudyError>(())
 /// ```
 ///
-/// The options (Optuna's names and defaults) are on [`TpeSamplerBuilder`]. Its `group`
+/// The options (Optuna's names and defaults) are on [`TpeSamplerConfig`]. Its `group`
 /// option is Optuna's decomposed search space, unrelated to saturate's training groups.
 pub struct TpeSampler {
     rng: StdRng,
@@ -84,8 +84,8 @@ pub struct TpeSampler {
     groups: Vec<SearchSpace>,
 }
 
-/// Which Optuna release's TPE defaults a [`TpeSamplerBuilder`] starts from
-/// ([`TpeSamplerBuilder::optuna_defaults`]).
+/// Which Optuna release's TPE defaults a [`TpeSamplerConfig`] starts from
+/// ([`TpeSamplerConfig::with_optuna_defaults`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OptunaDefaults {
     /// Optuna 4.9 (saturate's default): independent TPE, no constant liar.
@@ -109,9 +109,10 @@ impl std::fmt::Debug for TpeSampler {
     }
 }
 
-/// Configures a [`TpeSampler`]; defaults are Optuna's.
+/// Configures a [`TpeSampler`]; the defaults are Optuna 4.9's
+/// ([`with_optuna_defaults`](Self::with_optuna_defaults) switches to 5.0's).
 #[derive(Debug, Clone)]
-pub struct TpeSamplerBuilder {
+pub struct TpeSamplerConfig {
     seed: Option<u64>,
     n_startup_trials: usize,
     n_ei_candidates: usize,
@@ -123,7 +124,7 @@ pub struct TpeSamplerBuilder {
     multivariate_auto: bool,
 }
 
-impl Default for TpeSamplerBuilder {
+impl Default for TpeSamplerConfig {
     fn default() -> Self {
         Self {
             seed: None,
@@ -144,49 +145,53 @@ impl Default for TpeSamplerBuilder {
     }
 }
 
-impl TpeSamplerBuilder {
-    /// Seed for reproducible sampling.
-    pub fn seed(mut self, seed: u64) -> Self {
+impl TpeSamplerConfig {
+    /// Optuna's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Seed for reproducible sampling (default: from the operating system).
+    pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
     }
     /// Random trials before TPE starts (10).
-    pub fn n_startup_trials(mut self, n: usize) -> Self {
+    pub fn with_n_startup_trials(mut self, n: usize) -> Self {
         self.n_startup_trials = n;
         self
     }
-    /// Candidates drawn from l(x) per sample (24).
-    pub fn n_ei_candidates(mut self, n: usize) -> Self {
-        self.n_ei_candidates = n.max(1);
+    /// Candidates drawn from l(x) per sample (24; at least 1).
+    pub fn with_n_ei_candidates(mut self, n: usize) -> Self {
+        self.n_ei_candidates = n;
         self
     }
     /// How many finished trials form l(x) ([`default_gamma`]).
-    pub fn gamma(mut self, gamma: fn(usize) -> usize) -> Self {
+    pub fn with_gamma(mut self, gamma: fn(usize) -> usize) -> Self {
         self.gamma = gamma;
         self
     }
     /// Kernel weights of the observations, oldest first.
-    pub fn weights(mut self, weights: fn(usize) -> Vec<f64>) -> Self {
+    pub fn with_weights(mut self, weights: fn(usize) -> Vec<f64>) -> Self {
         self.weights = weights;
         self
     }
-    /// Weight of the prior kernel (1.0).
-    pub fn prior_weight(mut self, w: f64) -> Self {
-        self.settings.prior_weight = w.max(0.0);
+    /// Weight of the prior kernel (1.0; finite and positive).
+    pub fn with_prior_weight(mut self, w: f64) -> Self {
+        self.settings.prior_weight = w;
         self
     }
     /// Clip σ from below by (high − low)/min(100, 1 + n_kernels) (true).
-    pub fn consider_magic_clip(mut self, on: bool) -> Self {
+    pub fn with_consider_magic_clip(mut self, on: bool) -> Self {
         self.settings.consider_magic_clip = on;
         self
     }
     /// Let the outermost kernels' σ see the bounds (false).
-    pub fn consider_endpoints(mut self, on: bool) -> Self {
+    pub fn with_consider_endpoints(mut self, on: bool) -> Self {
         self.settings.consider_endpoints = on;
         self
     }
     /// Model the parameters jointly (false).
-    pub fn multivariate(mut self, on: bool) -> Self {
+    pub fn with_multivariate(mut self, on: bool) -> Self {
         self.settings.multivariate = on;
         self.multivariate_auto = false;
         self
@@ -195,7 +200,7 @@ impl TpeSamplerBuilder {
     /// that release's defaults (Optuna 5.0 made both default on; its `multivariate` follows
     /// the study: on for one objective, off for several). The other defaults are the same in
     /// both. Call it before the options it should not override.
-    pub fn optuna_defaults(mut self, version: OptunaDefaults) -> Self {
+    pub fn with_optuna_defaults(mut self, version: OptunaDefaults) -> Self {
         match version {
             OptunaDefaults::V4_9 => {
                 self.settings.multivariate = false;
@@ -212,18 +217,35 @@ impl TpeSamplerBuilder {
     }
     /// With `multivariate`, model each group of parameters that always appear together
     /// jointly (false).
-    pub fn group(mut self, on: bool) -> Self {
+    pub fn with_group(mut self, on: bool) -> Self {
         self.group = on;
         self
     }
     /// Count RUNNING trials as bad ones so that concurrent trials spread out (false).
-    pub fn constant_liar(mut self, on: bool) -> Self {
+    pub fn with_constant_liar(mut self, on: bool) -> Self {
         self.constant_liar = on;
         self
     }
     /// The sampler.
-    pub fn build(self) -> TpeSampler {
-        TpeSampler {
+    ///
+    /// # Errors
+    /// [`StudyError::InvalidArgument`](crate::StudyError::InvalidArgument) for
+    /// `n_ei_candidates` 0 or a prior weight that is not finite and positive.
+    pub fn init(&self) -> Result<TpeSampler> {
+        if self.n_ei_candidates == 0 {
+            return Err(invalid_argument(
+                "TPE n_ei_candidates",
+                "it must be at least 1",
+            ));
+        }
+        let w = self.settings.prior_weight;
+        if !(w.is_finite() && w > 0.0) {
+            return Err(invalid_argument(
+                "TPE prior_weight",
+                format!("{w} is not finite and positive"),
+            ));
+        }
+        Ok(TpeSampler {
             rng: seeded_rng(self.seed),
             n_startup_trials: self.n_startup_trials,
             n_ei_candidates: self.n_ei_candidates,
@@ -234,16 +256,20 @@ impl TpeSamplerBuilder {
             constant_liar: self.constant_liar,
             multivariate_auto: self.multivariate_auto,
             groups: Vec::new(),
-        }
+        })
+    }
+}
+
+impl Default for TpeSampler {
+    /// Optuna's defaults, seeded from the operating system.
+    fn default() -> Self {
+        TpeSamplerConfig::new()
+            .init()
+            .expect("the default TPE settings are valid")
     }
 }
 
 impl TpeSampler {
-    /// A builder with Optuna's defaults.
-    pub fn builder() -> TpeSamplerBuilder {
-        TpeSamplerBuilder::default()
-    }
-
     fn finished_count(trials: &[Arc<FrozenTrial>]) -> usize {
         trials
             .iter()

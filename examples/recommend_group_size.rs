@@ -168,7 +168,9 @@ fn device_memory(_device: &<Inner as BackendTypes>::Device) -> Option<u64> {
 
 #[cfg(all(feature = "cuda", feature = "nvml"))]
 fn profiler() -> Result<Profiler, Box<dyn Error>> {
-    Ok(Profiler::builder().nvml(0)?.start()?)
+    Ok(saturate::profile::ProfilerConfig::new()
+        .with_nvml(0)?
+        .init()?)
 }
 
 #[cfg(not(all(feature = "cuda", feature = "nvml")))]

@@ -623,9 +623,9 @@ fn append_row(path: &Path, row: &str) -> Result<(), Box<dyn Error>> {
 fn profiled<T>(work: impl FnOnce() -> T) -> (T, Profile) {
     #[cfg(feature = "nvml")]
     {
-        match saturate::profile::Profiler::builder()
-            .nvml(0)
-            .and_then(|b| b.start())
+        match saturate::profile::ProfilerConfig::new()
+            .with_nvml(0)
+            .and_then(|b| b.init())
         {
             Ok(profiler) => {
                 let result = work();

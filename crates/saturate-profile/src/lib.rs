@@ -11,9 +11,9 @@
 //!   growing. It takes a closure, so it needs no Burn dependency.
 //!
 //! ```
-//! use saturate_profile::Profiler;
+//! use saturate_profile::ProfilerConfig;
 //!
-//! let (checksum, profile) = Profiler::builder().profile(|| (0..1_000u64).sum::<u64>())?;
+//! let (checksum, profile) = ProfilerConfig::new().profile(|| (0..1_000u64).sum::<u64>())?;
 //! assert_eq!(checksum, 499_500);
 //! println!("{profile}");
 //! println!("{}\n{}", saturate_profile::Profile::csv_header(), profile.to_csv_row());
@@ -48,5 +48,5 @@ pub use group_size::{
     StepMeasurement,
 };
 pub use process::{current_resident_bytes, peak_resident_bytes, process_cpu_time};
-pub use profiler::{profile, Profiler, ProfilerBuilder};
+pub use profiler::{profile, Profiler, ProfilerConfig};
 pub use report::{GpuProfile, Profile};

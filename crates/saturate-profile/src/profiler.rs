@@ -6,7 +6,7 @@ use crate::gpu::{GpuSampler, DEFAULT_SAMPLING_INTERVAL};
 use crate::{peak_resident_bytes, process_cpu_time, GpuProfile, GpuSource, Profile, ProfileError};
 
 /// Runs `work` and measures its wall time, the process's CPU time and peak resident
-/// memory. No GPU: use [`Profiler::builder`] with a [`GpuSource`] for that.
+/// memory. No GPU: use [`ProfilerConfig`] with a [`GpuSource`] for that.
 ///
 /// ```
 /// let (sum, profile) = saturate_profile::profile(|| (0..1_000_000u64).sum::<u64>());
@@ -60,14 +60,6 @@ impl Profiler {
         }
     }
 
-    /// A profiler with options: a GPU source, the sampling interval.
-    pub fn builder() -> ProfilerBuilder {
-        ProfilerBuilder {
-            interval: DEFAULT_SAMPLING_INTERVAL,
-            gpu: None,
-        }
-    }
-
     /// What was measured from the start until now; measuring goes on (the GPU sampler
     /// keeps sampling). The group runner writes one on each trial as it finishes.
     ///
@@ -104,31 +96,45 @@ impl Profiler {
     }
 }
 
-/// Options of a [`Profiler`]; from [`Profiler::builder`].
-pub struct ProfilerBuilder {
+/// Options of a [`Profiler`]: a GPU source and its sampling interval.
+pub struct ProfilerConfig {
     interval: Duration,
     gpu: Option<Box<dyn GpuSource>>,
 }
 
-impl std::fmt::Debug for ProfilerBuilder {
+impl Default for ProfilerConfig {
+    fn default() -> Self {
+        Self {
+            interval: DEFAULT_SAMPLING_INTERVAL,
+            gpu: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ProfilerConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProfilerBuilder")
+        f.debug_struct("ProfilerConfig")
             .field("interval", &self.interval)
             .field("gpu", &self.gpu.as_ref().map(|source| source.name()))
             .finish()
     }
 }
 
-impl ProfilerBuilder {
+impl ProfilerConfig {
+    /// No GPU source, sampled every [`DEFAULT_SAMPLING_INTERVAL`] once one is set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// How often the GPU is sampled ([`DEFAULT_SAMPLING_INTERVAL`] unless set). Must be
     /// positive.
-    pub fn interval(mut self, interval: Duration) -> Self {
+    pub fn with_interval(mut self, interval: Duration) -> Self {
         self.interval = interval;
         self
     }
 
     /// Samples `source` during the work.
-    pub fn gpu(mut self, source: impl GpuSource + 'static) -> Self {
+    pub fn with_gpu(mut self, source: impl GpuSource + 'static) -> Self {
         self.gpu = Some(Box::new(source));
         self
     }
@@ -136,18 +142,18 @@ impl ProfilerBuilder {
     /// Samples NVIDIA GPU `index` through NVML (feature `nvml`); see
     /// [`NvmlSource::new`](crate::NvmlSource::new) for the errors.
     #[cfg(feature = "nvml")]
-    pub fn nvml(self, index: u32) -> Result<Self, ProfileError> {
-        Ok(self.gpu(crate::NvmlSource::new(index)?))
+    pub fn with_nvml(self, index: u32) -> Result<Self, ProfileError> {
+        Ok(self.with_gpu(crate::NvmlSource::new(index)?))
     }
 
-    /// Starts measuring.
+    /// Starts measuring ([`Profiler::start`] is the same without a GPU source).
     ///
     /// # Errors
     ///
     /// [`ProfileError::InvalidInterval`] for a zero interval with a GPU source; the
     /// source's error if its first sample fails; [`ProfileError::SpawnSampler`] if the
     /// sampler thread cannot start.
-    pub fn start(self) -> Result<Profiler, ProfileError> {
+    pub fn init(self) -> Result<Profiler, ProfileError> {
         let gpu = self
             .gpu
             .map(|source| GpuSampler::start(source, self.interval))
@@ -160,7 +166,7 @@ impl ProfilerBuilder {
     /// Runs `work` under a profiler started with these options. The work does not run
     /// if starting fails.
     pub fn profile<T>(self, work: impl FnOnce() -> T) -> Result<(T, Profile), ProfileError> {
-        let profiler = self.start()?;
+        let profiler = self.init()?;
         let result = work();
         Ok((result, profiler.finish()))
     }

@@ -3,7 +3,7 @@
 
 #![cfg(feature = "nvml")]
 
-use saturate_profile::{NvmlSource, ProfileError, Profiler};
+use saturate_profile::{NvmlSource, ProfileError, ProfilerConfig};
 
 #[test]
 fn an_impossible_gpu_index_is_a_typed_error() {
@@ -57,8 +57,8 @@ fn without_a_driver_the_default_search_is_a_typed_error() {
 #[test]
 fn the_builder_passes_nvml_errors_on_and_runs_nothing() {
     let mut ran = false;
-    let result = Profiler::builder()
-        .nvml(u32::MAX)
+    let result = ProfilerConfig::new()
+        .with_nvml(u32::MAX)
         .and_then(|builder| builder.profile(|| ran = true));
     assert!(result.is_err());
     assert!(!ran);
@@ -70,8 +70,8 @@ fn gpu_zero_profiles_when_present() {
     let Ok(gpu) = NvmlSource::new(0) else {
         return;
     };
-    let (_, profile) = Profiler::builder()
-        .gpu(gpu)
+    let (_, profile) = ProfilerConfig::new()
+        .with_gpu(gpu)
         .profile(|| std::thread::sleep(std::time::Duration::from_millis(50)))
         .unwrap();
     let gpu = profile.gpu.unwrap();

@@ -3,7 +3,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use saturate_profile::{GpuAccumulator, GpuSource, ProfileError, Profiler};
+use saturate_profile::{GpuAccumulator, GpuSource, ProfileError, ProfilerConfig};
 
 use crate::common::{Counter, FakeGpu, Reading};
 
@@ -117,10 +117,10 @@ fn the_sampler_thread_samples_until_finished() {
     let (progress, samples_done) = mpsc::channel();
     let gpu = FakeGpu::new([Reading::new(40, 1 << 20, 0), Reading::new(60, 2 << 20, 500)])
         .reporting_to(progress);
-    let profiler = Profiler::builder()
-        .interval(Duration::from_millis(1))
-        .gpu(gpu)
-        .start()
+    let profiler = ProfilerConfig::new()
+        .with_interval(Duration::from_millis(1))
+        .with_gpu(gpu)
+        .init()
         .unwrap();
     // Wait (untimed) until the thread has taken 5 samples besides the first.
     while samples_done.recv().unwrap() < 6 {}
@@ -144,10 +144,10 @@ fn a_snapshot_reads_the_samples_so_far_and_sampling_goes_on() {
         Reading::new(100, 3 << 20, 3_000),
     ])
     .reporting_to(progress);
-    let profiler = Profiler::builder()
-        .interval(Duration::from_millis(1))
-        .gpu(gpu)
-        .start()
+    let profiler = ProfilerConfig::new()
+        .with_interval(Duration::from_millis(1))
+        .with_gpu(gpu)
+        .init()
         .unwrap();
     while samples_done.recv().unwrap() < 3 {}
     let so_far = profiler.snapshot();
@@ -173,8 +173,8 @@ fn a_source_that_fails_at_start_fails_before_the_work() {
         ..Reading::new(1, 1, 1)
     };
     let mut ran = false;
-    let result = Profiler::builder()
-        .gpu(FakeGpu::new([broken]))
+    let result = ProfilerConfig::new()
+        .with_gpu(FakeGpu::new([broken]))
         .profile(|| ran = true);
     assert!(matches!(
         result,
@@ -188,9 +188,9 @@ fn a_source_that_fails_at_start_fails_before_the_work() {
 
 #[test]
 fn a_zero_interval_is_rejected() {
-    let result = Profiler::builder()
-        .interval(Duration::ZERO)
-        .gpu(FakeGpu::new([Reading::new(1, 1, 1)]))
-        .start();
+    let result = ProfilerConfig::new()
+        .with_interval(Duration::ZERO)
+        .with_gpu(FakeGpu::new([Reading::new(1, 1, 1)]))
+        .init();
     assert!(matches!(result, Err(ProfileError::InvalidInterval { .. })));
 }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use saturate_profile::{GpuSource, Profile, ProfileError, Profiler};
+use saturate_profile::{GpuSource, Profile, ProfileError, Profiler, ProfilerConfig};
 
 /// System attribute: the profile of the group a trial was trained in, as JSON (the fields of
 /// [`saturate_profile::Profile`]: `wall_seconds`, `cpu_seconds`, `peak_resident_bytes` and,
@@ -59,7 +59,7 @@ impl GroupProfiler {
             None => Profiler::start(),
             Some(factory) => {
                 let source = factory.make()?;
-                Profiler::builder().gpu(source).start()?
+                ProfilerConfig::new().with_gpu(source).init()?
             }
         };
         Ok(Self {

@@ -24,7 +24,7 @@ use crate::ProfileError;
 ///     fn total_energy_mj(&mut self) -> Result<Option<u64>, ProfileError> { Ok(None) }
 /// }
 ///
-/// let (_, profile) = saturate_profile::Profiler::builder().gpu(HalfBusy).profile(|| ())?;
+/// let (_, profile) = saturate_profile::ProfilerConfig::new().with_gpu(HalfBusy).profile(|| ())?;
 /// let gpu = profile.gpu.expect("a GPU source was given");
 /// assert_eq!(gpu.mean_utilization_percent, Some(50.0));
 /// assert_eq!(gpu.energy_joules, None);

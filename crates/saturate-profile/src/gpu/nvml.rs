@@ -9,11 +9,11 @@ use crate::{GpuSource, ProfileError};
 /// built with `nvml` runs on machines without a GPU and gets a typed error there.
 ///
 /// ```
-/// use saturate_profile::{NvmlSource, ProfileError, Profiler};
+/// use saturate_profile::{NvmlSource, ProfileError, ProfilerConfig};
 ///
 /// match NvmlSource::new(0) {
 ///     Ok(gpu) => {
-///         let (_, profile) = Profiler::builder().gpu(gpu).profile(|| ())?;
+///         let (_, profile) = ProfilerConfig::new().with_gpu(gpu).profile(|| ())?;
 ///         assert!(profile.gpu.is_some());
 ///     }
 ///     // No driver, or no GPU: profile without one.

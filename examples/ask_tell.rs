@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let dropout = trial.suggest_float("dropout", 0.0, 0.5)?;
         let layers = trial.suggest_int("layers", 1, 4)?;
         let optimizer = trial.suggest_categorical("optimizer", ["sgd", "adam"])?;
-        let adam = optimizer == Choice::from("adam");
+        let adam = optimizer == "adam";
         let final_loss = synthetic_loss(lr, dropout, layers, adam);
 
         let mut pruned_at = None;

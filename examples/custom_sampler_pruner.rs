@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let scale = trial.suggest_float_log("scale", 0.1, 10.0)?;
         let terms = trial.suggest_int("terms", 1, 5)?;
         let shape = trial.suggest_categorical("shape", ["bowl", "valley"])?;
-        let valley = shape == Choice::from("valley");
+        let valley = shape == "valley";
         // The Rosenbrock valley plus penalties: the minimum is 0 at x = y = 1, scale = 1,
         // terms = 3, "valley".
         let target = (1.0 - x).powi(2)

@@ -95,11 +95,7 @@ pub fn write_studies(storage: Arc<dyn Storage>) -> Vec<(&'static str, usize)> {
                 single.tell_fail(&t, "diverged").unwrap();
             }
             _ => {
-                let bonus = if matches!(&act, Choice::Str(s) if s == "relu") {
-                    0.0
-                } else {
-                    0.5
-                };
+                let bonus = if act == "relu" { 0.0 } else { 0.5 };
                 single.tell(&t, &[x * x + n as f64 + bonus]).unwrap();
             }
         }

@@ -62,11 +62,7 @@ fn objective(trial: &mut Trial) -> Result<f64, saturate_study::study::ObjectiveE
     let n = trial.suggest_int("n", 1, 64)?;
     let q = trial.suggest_float_step("q", 0.0, 1.0, 0.1)?;
     let act = trial.suggest_categorical("act", ["relu", "gelu", "tanh"])?;
-    let penalty = if act == Choice::from("relu") {
-        0.0
-    } else {
-        0.5
-    };
+    let penalty = if act == "relu" { 0.0 } else { 0.5 };
     Ok(x * x + lr.ln().abs() + n as f64 / 64.0 + q + penalty)
 }
 

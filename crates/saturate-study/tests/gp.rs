@@ -126,11 +126,7 @@ fn log_int_stepped_and_categorical_parameters_stay_on_their_grids() {
                 (p - k * 0.1).abs() < 1e-12 && (0.0..=0.5).contains(&p),
                 "p {p}"
             );
-            let penalty = if act == Choice::from("gelu") {
-                0.0
-            } else {
-                1.0
-            };
+            let penalty = if act == "gelu" { 0.0 } else { 1.0 };
             Ok((lr.log10() + 3.0).powi(2)
                 + ((width - 32) as f64 / 8.0).powi(2)
                 + penalty

@@ -660,7 +660,7 @@ fn a_study_sampled_by_the_gp_sampler_loads_in_optuna_identically_and_continues()
             let x = t.suggest_float_log("lr", 1e-4, 1.0)?;
             let n = t.suggest_int("n", 1, 8)?;
             let c = t.suggest_categorical("act", ["relu", "gelu"])?;
-            Ok(x.ln().powi(2) + n as f64 + if c == Choice::from("relu") { 0.0 } else { 0.5 })
+            Ok(x.ln().powi(2) + n as f64 + if c == "relu" { 0.0 } else { 0.5 })
         };
         study.optimize(Some(8), None, objective).unwrap();
         // Three trials asked together and left RUNNING: their relative parameters are

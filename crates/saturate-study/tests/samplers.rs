@@ -348,11 +348,7 @@ fn tpe_trace(sampler: TpeSampler, objectives: usize, batch: usize, n: usize) -> 
         let act = t
             .suggest_categorical("act", ["relu", "gelu", "tanh"])
             .unwrap();
-        let penalty = if act == Choice::from("relu") {
-            0.0
-        } else {
-            0.5
-        };
+        let penalty = if act == "relu" { 0.0 } else { 0.5 };
         let value = x * x + lr.ln().abs() + k as f64 / 64.0 + q + penalty;
         if objectives == 2 {
             study.tell(&t, &[value, (x - 1.0).abs() + q]).unwrap();

@@ -696,17 +696,17 @@ impl<S: Study> SharedScope<'_, '_, S> {
         }
     }
 
-    /// One of `choices`.
-    pub fn suggest_categorical<C: Into<Choice>>(
+    /// One of `choices`, returned as the type given (see
+    /// [`Trial::suggest_categorical`](saturate_study::Trial::suggest_categorical)).
+    pub fn suggest_categorical<C: Into<Choice> + Clone>(
         &mut self,
         name: &str,
         choices: impl IntoIterator<Item = C>,
-    ) -> Result<Choice> {
-        let d = CategoricalDistribution::new(choices.into_iter().map(Into::into).collect())?;
-        match self.suggest(name, d.into())? {
-            ParamValue::Categorical(c) => Ok(c),
-            other => unreachable!("a categorical distribution gave {other:?}"),
-        }
+    ) -> Result<C> {
+        let given: Vec<C> = choices.into_iter().collect();
+        let d = CategoricalDistribution::new(given.iter().cloned().map(Into::into).collect())?;
+        let value = self.suggest(name, d.clone().into())?;
+        Ok(given[choice_index(&d, &value)].clone())
     }
 }
 
@@ -780,22 +780,32 @@ impl<S: Study> MemberScope<'_, '_, S> {
         }))
     }
 
-    /// One of `choices` per member.
-    pub fn suggest_categorical<C: Into<Choice>>(
+    /// One of `choices` per member, returned as the type given.
+    pub fn suggest_categorical<C: Into<Choice> + Clone>(
         &mut self,
         name: &str,
         choices: impl IntoIterator<Item = C>,
-    ) -> Result<Members<Choice>> {
-        let d = CategoricalDistribution::new(choices.into_iter().map(Into::into).collect())?;
-        Ok(self.suggest(name, d.into())?.map(|v| match v {
-            ParamValue::Categorical(c) => c.clone(),
-            other => unreachable!("a categorical distribution gave {other:?}"),
-        }))
+    ) -> Result<Members<C>> {
+        let given: Vec<C> = choices.into_iter().collect();
+        let d = CategoricalDistribution::new(given.iter().cloned().map(Into::into).collect())?;
+        Ok(self
+            .suggest(name, d.clone().into())?
+            .map(|v| given[choice_index(&d, v)].clone()))
     }
 
     fn floats(&mut self, name: &str, distribution: Distribution) -> Result<Members<f64>> {
         Ok(self
             .suggest(name, distribution)?
             .map(|v| v.as_f64().expect("a float")))
+    }
+}
+
+/// Where `value`, suggested from `distribution`, is among its choices.
+fn choice_index(distribution: &CategoricalDistribution, value: &ParamValue) -> usize {
+    match value {
+        ParamValue::Categorical(c) => distribution
+            .index_of(c)
+            .expect("a suggested categorical value is one of its distribution's choices"),
+        other => unreachable!("a categorical distribution gave {other:?}"),
     }
 }

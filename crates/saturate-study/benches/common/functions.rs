@@ -66,8 +66,8 @@ pub fn mixed(t: &mut Trial) -> Result<f64, ObjectiveError> {
     let y = t.suggest_float("y", -5.0, 5.0)?;
     let c = t.suggest_categorical("c", ["a", "b", "c"])?;
     let offset = match c {
-        Choice::Str(s) if s == "a" => 0.0,
-        Choice::Str(s) if s == "b" => 1.0,
+        "a" => 0.0,
+        "b" => 1.0,
         _ => 2.0,
     };
     Ok(((x - 3) * (x - 3)) as f64 + (y + 1.0).powi(2) + offset)
@@ -90,7 +90,7 @@ pub fn conditional(t: &mut Trial) -> Result<f64, ObjectiveError> {
     let width = t.suggest_int_log("width", 4, 512)?;
     let optimizer = t.suggest_categorical("optimizer", ["sgd", "adam"])?;
     let (best_lr, extra): (f64, f64) = match optimizer {
-        Choice::Str(s) if s == "sgd" => {
+        "sgd" => {
             let momentum = t.suggest_float("momentum", 0.0, 0.99)?;
             (1e-1, 4.0 * (momentum - 0.9).powi(2) + 0.2)
         }

@@ -146,18 +146,19 @@ impl Trial {
         }
     }
 
-    /// One of `choices` (strings, numbers, booleans, `Choice::Null`).
-    pub fn suggest_categorical<C: Into<Choice>>(
+    /// One of `choices` (strings, numbers, booleans, [`Choice`] values), returned as the
+    /// type given: `let width: i64 = trial.suggest_categorical("width", [16, 32, 64])?;`.
+    /// The study stores it as a [`Choice`] (what Optuna stores).
+    pub fn suggest_categorical<C: Into<Choice> + Clone>(
         &mut self,
         name: &str,
         choices: impl IntoIterator<Item = C>,
-    ) -> Result<Choice> {
-        let choices = choices.into_iter().map(Into::into).collect();
-        let distribution = CategoricalDistribution::new(choices)?.into();
-        match self.suggest(name, distribution)? {
-            ParamValue::Categorical(c) => Ok(c),
-            other => unreachable!("a categorical distribution gave {other:?}"),
-        }
+    ) -> Result<C> {
+        let given: Vec<C> = choices.into_iter().collect();
+        let distribution =
+            CategoricalDistribution::new(given.iter().cloned().map(Into::into).collect())?;
+        let value = self.suggest(name, distribution.clone().into())?;
+        Ok(given[categorical_index(&distribution, &value)].clone())
     }
 
     /// A value from any distribution: the stored one if `name` was suggested before, the
@@ -413,5 +414,18 @@ impl Trial {
             .set_trial_system_attr(self.frozen.trial_id, key, value.clone())?;
         self.frozen.system_attrs.insert(key.into(), value);
         Ok(())
+    }
+}
+
+/// Where `value`, suggested from `distribution`, is among its choices.
+pub(crate) fn categorical_index(
+    distribution: &CategoricalDistribution,
+    value: &ParamValue,
+) -> usize {
+    match value {
+        ParamValue::Categorical(c) => distribution
+            .index_of(c)
+            .expect("a suggested categorical value is one of its distribution's choices"),
+        other => unreachable!("a categorical distribution gave {other:?}"),
     }
 }

@@ -60,7 +60,7 @@ pub fn hyperopt_gamma(n: usize) -> usize {
 /// study.optimize(Some(12), None, |t| {
 ///     let x = t.suggest_float("x", -5.0, 5.0)?;
 ///     let act = t.suggest_categorical("act", ["relu", "gelu"])?;
-///     Ok(x * x + if act == Choice::from("relu") { 0.0 } else { 1.0 })
+///     Ok(x * x + if act == "relu" { 0.0 } else { 1.0 })
 /// })?;
 /// assert!(study.best_value()? < 25.0 + 1.0);
 /// # Ok::<(), StudyError>(())

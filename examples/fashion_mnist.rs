@@ -39,7 +39,6 @@ mod models;
 use std::error::Error;
 
 use burn::data::dataset::Dataset;
-use common::backend::Inner;
 use fashion_task::FashionTask;
 use saturate::data::{FashionMnist, Split};
 use saturate::prelude::*;
@@ -239,7 +238,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let config = RunConfig::new()
         .with_group_size(plan.group_size)
         .with_n_trials(plan.trials);
-    let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
+    let summary = run_trainer(&study, &config, &mut trainer, &Default::default())?;
     // ANCHOR_END: run
 
     // The summary ends with the best trial: its number, value and parameters.

@@ -220,12 +220,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             .with_momentum(Some(
                 GroupMomentumConfig::new().with_momentum(momentum.to_hyper()),
             ))
-            .init::<Train, Mlp<Train>>(g.members())?;
+            .init(g.members())?;
         let mut accuracy_now = Members::default();
         for epoch in 1..=plan.epochs {
             seed += 1;
             let order = ShuffledDataset::new(train.clone(), seed);
-            let device = model.device::<Train>(); // its member count follows `retain`
+            let device = model.device(); // its member count follows `retain`
             for step in 0..steps_per_epoch {
                 let items = (step * plan.batch_size..(step + 1) * plan.batch_size)
                     .filter_map(|i| order.get(i))
@@ -242,7 +242,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             accuracy_now = accuracy(&model, &valid, &batcher);
             // The pruner's verdict per member; `?` ends the group if none goes on.
             let keep = g.report(epoch as i64, &accuracy_now)?;
-            model = model.retain::<Train>(&keep)?;
+            model = model.retain(&keep)?;
             optim.retain(&keep)?;
             for values in [&mut lr, &mut momentum, &mut accuracy_now] {
                 values.retain(&keep);

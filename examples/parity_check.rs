@@ -251,16 +251,16 @@ where
     let recorder = BinBytesRecorder::<FullPrecisionSettings>::default();
     let mut alone: Vec<MA> = (0..plan.members)
         .map(|k| -> Result<MA, Box<dyn Error>> {
-            let member = group.member::<Group>(k)?;
+            let member = group.member(k)?;
             let bytes = Recorder::<Group>::record(&recorder, member.into_record(), ())?;
             let record = Recorder::<Alone>::load(&recorder, bytes, device)?;
             Ok(init_alone(device).load_record(record))
         })
         .collect::<Result<_, _>>()?;
 
-    let mut optim = GroupSgdConfig::new().init::<Group, MG>(plan.members)?;
+    let mut optim = GroupSgdConfig::new().init(plan.members)?;
     for (images, targets) in data {
-        let group_device = group.device::<Group>();
+        let group_device = group.device();
         let logits = forward_group(&group, Tensor::from_data(images.clone(), &group_device));
         let targets_group = Tensor::<Group, 1, Int>::from_data(targets.clone(), &group_device);
         let loss = CrossEntropyLossConfig::new()
@@ -271,7 +271,7 @@ where
     }
     let initial: Vec<Vec<(String, TensorData)>> = alone.iter().map(params::<Alone, MA>).collect();
     for (k, member) in alone.iter_mut().enumerate() {
-        let mut optim = burn::optim::SgdConfig::new().init::<Alone, MA>();
+        let mut optim = burn::optim::SgdConfig::new().init();
         let mut model = member.clone();
         for (images, targets) in data {
             let logits = forward_alone(&model, Tensor::from_data(images.clone(), device));

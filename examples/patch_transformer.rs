@@ -174,12 +174,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             Batched::init(g.members(), &device, |d| PatchTransformer::new(d_model, d))?;
         let mut optim = GroupAdamWConfig::new()
             .with_weight_decay(weight_decay.to_hyper())
-            .init::<Train, PatchTransformer<Train>>(g.members())?;
+            .init(g.members())?;
         let mut accuracy_now = Members::default();
         for epoch in 1..=plan.epochs {
             seed += 1;
             let order = ShuffledDataset::new(train.clone(), seed);
-            let device = model.device::<Train>();
+            let device = model.device();
             for step in 0..steps_per_epoch {
                 let items = (step * plan.batch_size..(step + 1) * plan.batch_size)
                     .filter_map(|i| order.get(i))
@@ -193,7 +193,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
             accuracy_now = accuracy(&model, &valid, &batcher);
             let keep = g.report(epoch as i64, &accuracy_now)?;
-            model = model.retain::<Train>(&keep)?;
+            model = model.retain(&keep)?;
             optim.retain(&keep)?;
             for values in [&mut lr, &mut weight_decay, &mut accuracy_now] {
                 values.retain(&keep);

@@ -21,7 +21,6 @@ mod models;
 
 use std::error::Error;
 
-use common::backend::Inner;
 use fashion_task::FashionTask;
 use saturate::data::FashionMnist;
 use saturate::prelude::*;
@@ -94,7 +93,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         .init()?;
     let mut trainer = TrainerConfig::new(steps, epochs).with_pbt(pbt).init(task)?;
     let config = RunConfig::new().with_group_size(k).with_n_trials(k);
-    let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
+    let summary = run_trainer(&study, &config, &mut trainer, &Default::default())?;
     // ANCHOR_END: pbt
 
     print!("{summary}");

@@ -51,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // ANCHOR: group
     let lrs = [0.001, 0.003, 0.01, 0.03, 0.05, 0.1, 0.2, 0.3];
     let mut group: Batched<Mlp<B>> = Batched::init(lrs.len(), &Default::default(), Mlp::new)?;
-    let mut optim = GroupSgdConfig::new().init::<B, Mlp<B>>(group.members())?;
+    let mut optim = GroupSgdConfig::new().init(group.members())?;
     let device = group.device();
     // ANCHOR_END: group
 

@@ -188,13 +188,13 @@ fn train<M: AutodiffModule<Group> + DeepCopy<Group>>(
     forward: impl Fn(&M, Tensor<Group, 4>) -> Tensor<Group, 2>,
 ) -> Result<Duration, Box<dyn Error>> {
     let mut group: Batched<M> = Batched::init(k, device, init)?;
-    let mut optim = GroupSgdConfig::new().init::<Group, M>(k)?;
+    let mut optim = GroupSgdConfig::new().init(k)?;
     let lrs = Members::from(
         (0..k)
             .map(|i| 0.01 * (1.0 + i as f64 / k as f64))
             .collect::<Vec<f64>>(),
     );
-    let group_device = group.device::<Group>();
+    let group_device = group.device();
     // Created on the inner backend: a random tensor created on the group would be one per
     // member (Vmap's creation rule); the batch is shared by all members.
     let images = Tensor::<Inner, 4>::random([batch, 1, 28, 28], Distribution::Default, device);

@@ -498,7 +498,7 @@ fn grouped(plan: &Plan, data: Data, seed: u64) -> Result<(ArmRun, Grouped), Box<
         .with_group_size(plan.group_size)
         .with_n_trials(plan.trials)
         .with_progress(false);
-    let summary = run_trainer::<Inner, _, _>(&study, &config, &mut trainer, &Default::default())?;
+    let summary = run_trainer(&study, &config, &mut trainer, &Default::default())?;
     print!("{summary}");
     if !summary.group_errors.is_empty() {
         return Err(format!("groups failed: {:?}", summary.group_errors).into());
@@ -515,8 +515,7 @@ fn continue_until(plan: &Plan, arm: &mut Grouped, left: Duration) -> Result<(), 
             .with_timeout(left)
             .with_on_timeout(TimeoutPolicy::StopAtNextReport)
             .with_progress(false);
-        let summary =
-            run_trainer::<Inner, _, _>(&arm.study, &config, &mut arm.trainer, &Default::default())?;
+        let summary = run_trainer(&arm.study, &config, &mut arm.trainer, &Default::default())?;
         println!(
             "budget: {} more trials complete, {} stopped at the budget",
             summary.complete, summary.pruned

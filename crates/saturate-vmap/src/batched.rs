@@ -97,6 +97,42 @@ impl<M> Batched<M> {
         Self::from_module(init(&device))
     }
 
+    /// [`init`](Self::init) with a fallible `init` (a module whose constructor returns a
+    /// `Result`, such as one with per-member dropout): its error comes back as the `Err`.
+    ///
+    /// ```
+    /// use burn::backend::{Autodiff, NdArray};
+    /// use burn::nn::{Linear, LinearConfig};
+    /// use saturate_vmap::{Batched, Vmap, VmapError};
+    ///
+    /// type B = Autodiff<Vmap<NdArray>>;
+    /// let group: Batched<Linear<B>> = Batched::try_init(4, &Default::default(), |device| {
+    ///     Ok::<_, VmapError>(LinearConfig::new(3, 2).init(device))
+    /// })?;
+    /// assert_eq!(group.members(), 4);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `init`'s error; [`VmapError::NoMembers`] (converted with `From`) if `members` is 0.
+    pub fn try_init<B, E, F>(
+        members: usize,
+        device: &<B::Inner as BackendTypes>::Device,
+        init: F,
+    ) -> Result<Self, E>
+    where
+        B: VmapBackend,
+        M: Module<B>,
+        E: From<VmapError>,
+        F: FnOnce(&VmapDevice<B::Inner>) -> Result<M, E>,
+    {
+        if members == 0 {
+            return Err(VmapError::NoMembers.into());
+        }
+        let device = VmapDevice::new(device.clone(), members);
+        Ok(Self::from_module(init(&device)?)?)
+    }
+
     /// Wraps a module built on a [`VmapDevice`]: its shared parameters are given one copy per
     /// member.
     ///

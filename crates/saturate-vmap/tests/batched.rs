@@ -147,6 +147,38 @@ fn init_gives_k_different_members_and_batches_every_param() {
     assert!(beta.values.iter().all(|&v| v == 0.0));
 }
 
+/// An error of the user's own constructor.
+#[derive(Debug, PartialEq)]
+enum BuildError {
+    Vmap(VmapError),
+    BadWidth(usize),
+}
+
+impl From<VmapError> for BuildError {
+    fn from(e: VmapError) -> Self {
+        BuildError::Vmap(e)
+    }
+}
+
+fn fallible_net(width: usize, device: &VmapDevice<Inner>) -> Result<Linear<G>, BuildError> {
+    if width == 0 {
+        return Err(BuildError::BadWidth(width));
+    }
+    Ok(LinearConfig::new(4, width).init(device))
+}
+
+#[test]
+fn try_init_builds_the_group_or_returns_the_constructor_error() {
+    let group: Batched<Linear<G>> =
+        Batched::try_init(3, &inner_device(), |d| fallible_net(2, d)).unwrap();
+    assert_eq!(group.members(), 3);
+    assert!(unbatched_params(&*group).1.is_empty());
+    let err = Batched::<Linear<G>>::try_init(3, &inner_device(), |d| fallible_net(0, d));
+    assert_eq!(err.unwrap_err(), BuildError::BadWidth(0));
+    let err = Batched::<Linear<G>>::try_init(0, &inner_device(), |d| fallible_net(2, d));
+    assert_eq!(err.unwrap_err(), BuildError::Vmap(VmapError::NoMembers));
+}
+
 #[test]
 fn init_on_vmap_without_autodiff() {
     let group: Batched<Linear<Vmap<Inner>>> =

@@ -22,7 +22,7 @@
 //!     Batched::init(3, &Default::default(), |device| LinearConfig::new(4, 2).init(device)).unwrap();
 //! let mut optim = GroupAdamConfig::new()
 //!     .with_beta_1([0.8, 0.9, 0.95]) // one β1 per member
-//!     .init::<B, Linear<B>>(group.members())
+//!     .init(group.members())
 //!     .unwrap();
 //!
 //! let x = Tensor::<B, 2>::ones([5, 4], &group.device());

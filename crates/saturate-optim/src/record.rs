@@ -30,7 +30,7 @@ use crate::base::MemberState;
 /// # let x = Tensor::<B, 2>::ones([4, 3], &group.device());
 /// # let grads = GradientsParams::from_grads(group.forward(x).mean().backward(), &*group);
 /// let config = GroupAdamConfig::new().with_beta_1([0.9, 0.95]);
-/// let mut optim = config.init::<B, Linear<B>>(2).unwrap();
+/// let mut optim = config.init(2).unwrap();
 /// let group = optim.step([1e-3, 1e-2], group, grads).unwrap();
 ///
 /// let recorder = BinBytesRecorder::<FullPrecisionSettings>::default();

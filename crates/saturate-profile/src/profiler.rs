@@ -1,4 +1,4 @@
-//! Measuring a piece of work: [`profile`], [`Profiler`], [`ProfilerBuilder`].
+//! Measuring a piece of work: [`profile`], [`Profiler`], [`ProfilerConfig`].
 
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,7 @@ use crate::ProfileError;
 /// many consumer GPUs): the profile then reports the quantity as missing, never as 0.
 /// `Err` means the counter exists but this read failed; the sampler counts such samples
 /// as failed and keeps going, except for the first sample, whose error ends
-/// [`ProfilerBuilder::start`](crate::ProfilerBuilder::start) before any work runs.
+/// [`ProfilerConfig::init`](crate::ProfilerConfig::init) before any work runs.
 ///
 /// The sampler moves the source to its own thread, hence `Send`; it calls the three
 /// reads in the order utilisation, memory, energy, once per sample.

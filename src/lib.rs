@@ -57,7 +57,7 @@ pub mod prelude {
     };
     pub use saturate_train::{
         run, run_trainer, GroupBackend, GroupTask, GroupTrainer, GroupTrial, MemberHyper,
-        MemberScope, Members, PbtConfig, RunConfig, RunSummary, SharedScope, TimeoutPolicy,
+        MemberScope, Members, PbtConfig, Retain, RunConfig, RunSummary, SharedScope, TimeoutPolicy,
         TrainError, TrainerConfig,
     };
     pub use saturate_vmap::{

@@ -29,7 +29,7 @@ pub enum OptimError {
         expected: &'static str,
     },
     /// The optimizer and a group (or a record) have different member counts.
-    #[error("{what}: the optimizer has {expected} members, got {got}")]
+    #[error("{what}: the optimizer has {expected} members, got {got} (after pruning, retain the model and the optimizer with the same indices)")]
     MemberCountMismatch {
         /// What was being combined with the optimizer.
         what: String,

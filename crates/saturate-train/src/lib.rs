@@ -13,7 +13,8 @@
 //! Two levels:
 //! - [`run`] with an objective `FnMut(&mut GroupTrial) -> Result<Members<f64>, _>`: you write
 //!   the training loop; [`GroupTrial::report`] asks the pruner about each member and says
-//!   which go on (you `retain` them on your model and optimizer);
+//!   which go on (you keep them in your model, optimizer and per-member values with one
+//!   [`Retain::retain_members`] call);
 //! - [`GroupTrainer`] (with [`run_trainer`]): you describe the model, the step and the
 //!   evaluation ([`GroupTask`]); the trainer owns the model, the optimizer, the per-member
 //!   hyperparameters and the data loop, so pruning shrinks all of them in one place, and with
@@ -44,6 +45,7 @@ mod interrupt;
 mod members;
 pub mod pbt;
 mod profile;
+mod retain;
 mod run;
 mod trainer;
 
@@ -55,6 +57,7 @@ pub use group::{
 pub use members::{MemberValues, Members};
 pub use pbt::PbtConfig;
 pub use profile::{GpuSourceFactory, PROFILE_ATTR};
+pub use retain::Retain;
 pub use run::{run, Progress, RunConfig, RunSummary, TimeoutPolicy};
 pub use trainer::{
     run_trainer, GroupBackend, GroupTask, GroupTrainer, MemberHyper, Occupancy, TrainerConfig,

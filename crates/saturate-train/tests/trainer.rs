@@ -22,7 +22,7 @@ use saturate_optim::{GroupMomentumConfig, GroupSgd, GroupSgdConfig};
 use saturate_study::prelude::*;
 use saturate_study::study::ObjectiveError;
 use saturate_train::{
-    run_trainer, GroupBackend, GroupTask, MemberHyper, MemberScope, Members, SharedScope,
+    run_trainer, GroupBackend, GroupTask, MemberHyper, MemberScope, Members, Retain, SharedScope,
     TrainError, TrainerConfig, GROUP_ATTR,
 };
 use saturate_vmap::{member_data, member_values, stack_members, VmapDevice};
@@ -872,4 +872,47 @@ fn pbt_mutations_must_match_what_the_task_suggests() {
         assert!(reason.contains(says), "{reason}");
         assert_eq!(trainer.occupancy().group_steps, 0);
     }
+}
+
+#[test]
+fn retain_members_keeps_model_optimizer_and_values_together() {
+    let mut model: saturate_vmap::Batched<Mlp<B>> =
+        saturate_vmap::Batched::init(4, &Default::default(), |d| Mlp {
+            hidden: LinearConfig::new(INPUTS, 5).init(d),
+            out: LinearConfig::new(5, OUTPUTS).init(d),
+            relu: Relu::new(),
+        })
+        .unwrap();
+    let mut optim = GroupSgdConfig::new()
+        .with_momentum(Some(GroupMomentumConfig::new().with_momentum(0.9)))
+        .init(4)
+        .unwrap();
+    let mut lr = Members::from(vec![0.1, 0.2, 0.3, 0.4]);
+    let x = Tensor::<B, 2>::ones([ROWS, INPUTS], &model.device());
+    let step = |model: saturate_vmap::Batched<Mlp<B>>,
+                optim: &mut saturate_optim::GroupOptimizer<GroupSgd, Mlp<B>, B>,
+                lr: &Members<f64>| {
+        let loss = model.forward(x.clone()).powi_scalar(2).mean();
+        let grads = GradientsParams::from_grads(loss.backward(), &*model);
+        optim.step(lr, model, grads).unwrap()
+    };
+    model = step(model, &mut optim, &lr);
+    // Reference: every member trained one more step, then members 3 and 1 read.
+    let reference = step(model.clone(), &mut optim.clone(), &lr);
+    let expected = member_values(reference.forward(x.clone()).mean()).unwrap();
+
+    (&mut model, &mut optim, &mut lr)
+        .retain_members(&[3, 1])
+        .unwrap();
+    assert_eq!(model.members(), 2);
+    assert_eq!(lr.as_slice(), &[0.4, 0.2]);
+    // The optimizer followed the model: its momentum buffers are the kept members'.
+    model = step(model, &mut optim, &lr);
+    let got = member_values(model.forward(x.clone()).mean()).unwrap();
+    assert_eq!(got, vec![expected[3], expected[1]]);
+
+    // A bad index changes nothing and says so.
+    let err = (&mut model, &mut optim, &mut lr).retain_members(&[0, 2]);
+    assert!(matches!(err, Err(TrainError::Vmap(_))), "{err:?}");
+    assert_eq!((model.members(), lr.len()), (2, 2));
 }

@@ -87,6 +87,7 @@ impl<B: Backend> burn_backend::Device for VmapDevice<B> {
     }
 
     fn to_id(&self) -> DeviceId {
+        crate::any_backend::register::<B>();
         let key = (self.inner.to_id(), self.members);
         let mut table = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
         let index = match table.iter().position(|entry| *entry == key) {

@@ -41,6 +41,7 @@
 //! on the data (`argwhere` / `nonzero`) applied to a batched tensor, are not supported: they
 //! panic with a message naming the op.
 
+mod any_backend;
 pub mod backend;
 pub mod batched;
 pub mod device;
@@ -54,6 +55,7 @@ mod ops;
 pub mod tensor;
 pub mod vmap_backend;
 
+pub use any_backend::values_per_member;
 pub use backend::Vmap;
 pub use batched::{Batched, DeepCopy};
 pub use device::VmapDevice;

@@ -231,3 +231,68 @@ fn burn_dropout_draws_independent_masks_per_member() {
         }
     }
 }
+
+/// A user's module with a per-member dropout: an ordinary `B: Backend` module.
+#[derive(burn::module::Module, Debug)]
+struct Regularised<B: burn::tensor::backend::Backend> {
+    linear: burn::nn::Linear<B>,
+    dropout: saturate_vmap::nn::Dropout<B>,
+}
+
+impl<B: burn::tensor::backend::Backend> Regularised<B> {
+    fn new(probs: Vec<f64>, device: &B::Device) -> Result<Self, VmapError> {
+        Ok(Self {
+            linear: burn::nn::LinearConfig::new(3, 2).init(device),
+            dropout: DropoutConfig::new(probs).init(device)?,
+        })
+    }
+}
+
+#[test]
+fn per_member_dropout_builds_on_a_plain_backend_and_a_member_loads_into_it() {
+    use burn::module::Module;
+    use burn::record::{BinBytesRecorder, FullPrecisionSettings, Recorder};
+
+    // Plain backend: one member, one probability.
+    let plain = Regularised::<crate::parity::common::R>::new(vec![0.3], &inner_device()).unwrap();
+    let p: Vec<f32> = values(&plain.dropout.probs().into_data());
+    assert_eq!(p, vec![0.3]);
+    let err = Regularised::<crate::parity::common::R>::new(vec![0.3, 0.4], &inner_device());
+    assert!(
+        matches!(
+            err,
+            Err(VmapError::MemberCountMismatch {
+                expected: 1,
+                got: 2,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    // In training it drops about 30 % on the plain backend as well.
+    let y = plain
+        .dropout
+        .forward(Tensor::<crate::parity::common::R, 1>::ones(
+            [N],
+            &inner_device(),
+        ));
+    let kept = values(&y.into_data()).iter().filter(|&&v| v != 0.0).count() as f64 / N as f64;
+    assert!((kept - 0.7).abs() < 0.01, "keep rate {kept}");
+
+    // A group of three, then member 2 saved and loaded into the plain module.
+    let group: Batched<Regularised<G>> = Batched::try_init(3, &inner_device(), |d| {
+        Regularised::new(vec![0.1, 0.2, 0.5], d)
+    })
+    .unwrap();
+    let recorder = BinBytesRecorder::<FullPrecisionSettings>::default();
+    let member = group.member(2).unwrap();
+    let bytes = Recorder::<G>::record(&recorder, member.clone().into_record(), ()).unwrap();
+    let record =
+        Recorder::<crate::parity::common::R>::load(&recorder, bytes, &inner_device()).unwrap();
+    let loaded = plain.load_record(record);
+    assert_eq!(values(&loaded.dropout.probs().into_data()), vec![0.5]);
+    assert_eq!(
+        values(&loaded.linear.weight.val().into_data()),
+        values(&member_data(member.linear.weight.val())[0])
+    );
+}

@@ -4,9 +4,8 @@ use burn::module::{Module, RunningState};
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor};
 
+use crate::any_backend::values_per_member;
 use crate::error::VmapError;
-use crate::member::per_member;
-use crate::vmap_backend::VmapBackend;
 
 /// Configuration of a [`Dropout`] layer with one probability per member.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,12 +20,15 @@ impl DropoutConfig {
         Self { probs }
     }
 
-    /// Builds the layer on a group device.
+    /// Builds the layer on `device`: a group device (one probability per member) or a plain
+    /// backend's device (one probability: a plain backend is one member, e.g. a member
+    /// loaded for inference), so a module holding this layer stays an ordinary
+    /// `B: Backend` module.
     ///
     /// # Errors
     /// [`VmapError::MemberCountMismatch`] if there is not one probability per member;
     /// [`VmapError::InvalidValue`] for a probability outside `[0, 1)`.
-    pub fn init<B: VmapBackend>(&self, device: &B::Device) -> Result<Dropout<B>, VmapError> {
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Result<Dropout<B>, VmapError> {
         for (member, &p) in self.probs.iter().enumerate() {
             if !(0.0..1.0).contains(&p) {
                 return Err(VmapError::InvalidValue {
@@ -37,7 +39,7 @@ impl DropoutConfig {
                 });
             }
         }
-        let probs = per_member::<B>(&self.probs, device)?;
+        let probs = values_per_member::<B>(&self.probs, device)?;
         Ok(Dropout {
             probs: RunningState::new(probs),
         })
@@ -77,7 +79,7 @@ impl<B: Backend> Dropout<B> {
     }
 }
 
-impl<B: VmapBackend> Dropout<B> {
+impl<B: Backend> Dropout<B> {
     /// Sets member k's probability to `probs[k]` (e.g. after population-based training
     /// explored it); the layer keeps its device and member count.
     ///

@@ -243,7 +243,13 @@ fn main() -> Result<(), Box<dyn Error>> {
             // The pruner's verdict per member; `?` ends the group if none goes on.
             let keep = g.report(epoch as i64, &accuracy_now)?;
             // Everything that holds one entry per member keeps the same members, in one call.
-            (&mut model, &mut optim, &mut lr, &mut momentum, &mut accuracy_now)
+            (
+                &mut model,
+                &mut optim,
+                &mut lr,
+                &mut momentum,
+                &mut accuracy_now,
+            )
                 .retain_members(&keep)?;
         }
         Ok(accuracy_now) // told to the members still running

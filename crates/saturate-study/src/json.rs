@@ -168,18 +168,42 @@ impl Json {
     }
 }
 
-/// Writes a float exactly as Python's `repr` (and so `json.dumps`) does: shortest
-/// round-trip digits, `1e-05` / `1e+16` outside `[1e-4, 1e16)`, a `.0` on integral values,
-/// and the bare tokens `NaN`, `Infinity`, `-Infinity`.
+/// Python's `repr(float)`: the shortest digits that read back, fixed notation for
+/// exponents in `[-4, 16)` with a `.0` on integral values, scientific outside (`1e-05`,
+/// `1.5e+16`), and `nan`, `inf`, `-inf`. What Optuna's CLI and journal print for a float.
+///
+/// ```
+/// use saturate_study::python_float_repr;
+/// assert_eq!(python_float_repr(1e-5), "1e-05");
+/// assert_eq!(python_float_repr(0.1 + 0.2), "0.30000000000000004");
+/// assert_eq!(python_float_repr(3.0), "3.0");
+/// assert_eq!(python_float_repr(f64::NEG_INFINITY), "-inf");
+/// ```
+pub fn python_float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let mut out = String::new();
+    write_finite_float(&mut out, x);
+    out
+}
+
+/// Writes a float exactly as Python's `json.dumps` does: [`python_float_repr`] for finite
+/// values, and the bare tokens `NaN`, `Infinity`, `-Infinity`.
 pub(crate) fn write_python_float(out: &mut String, x: f64) {
     if x.is_nan() {
         out.push_str("NaN");
-        return;
-    }
-    if x.is_infinite() {
+    } else if x.is_infinite() {
         out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
-        return;
+    } else {
+        write_finite_float(out, x);
     }
+}
+
+fn write_finite_float(out: &mut String, x: f64) {
     if x == 0.0 {
         out.push_str(if x.is_sign_negative() { "-0.0" } else { "0.0" });
         return;

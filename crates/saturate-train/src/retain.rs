@@ -19,10 +19,11 @@ use crate::members::Members;
 /// ```
 ///
 /// Implemented for [`Batched`] models, [`GroupOptimizer`]s, [`Members`] and tuples (up to 8)
-/// of mutable references to them. Tensors built from data (a batch, targets) are shared by
-/// every member and work with any member count; tensors made from per-member values
-/// ([`Members::to_tensor`]) belong to the member count they were built for: retain the
-/// [`Members`] and build them again.
+/// of mutable references to them. Tensors belong to the member count of the device they
+/// were built on, shared ones (a batch, targets) included: after a retain, build them on the
+/// model's new device (`model.device()`); mixing them with the smaller group panics with a
+/// message naming both member counts. Per-member values ([`Members::to_tensor`]) are built
+/// again from the retained [`Members`].
 ///
 /// A forgotten one fails at the next step with a member-count error that names it.
 pub trait Retain<B> {

@@ -888,18 +888,20 @@ fn retain_members_keeps_model_optimizer_and_values_together() {
         .init(4)
         .unwrap();
     let mut lr = Members::from(vec![0.1, 0.2, 0.3, 0.4]);
-    let x = Tensor::<B, 2>::ones([ROWS, INPUTS], &model.device());
     let step = |model: saturate_vmap::Batched<Mlp<B>>,
                 optim: &mut saturate_optim::GroupOptimizer<GroupSgd, Mlp<B>, B>,
                 lr: &Members<f64>| {
-        let loss = model.forward(x.clone()).powi_scalar(2).mean();
+        // Built on the group's current device: its member count follows `retain`.
+        let x = Tensor::<B, 2>::ones([ROWS, INPUTS], &model.device());
+        let loss = model.forward(x).powi_scalar(2).mean();
         let grads = GradientsParams::from_grads(loss.backward(), &*model);
         optim.step(lr, model, grads).unwrap()
     };
     model = step(model, &mut optim, &lr);
     // Reference: every member trained one more step, then members 3 and 1 read.
     let reference = step(model.clone(), &mut optim.clone(), &lr);
-    let expected = member_values(reference.forward(x.clone()).mean()).unwrap();
+    let x = Tensor::<B, 2>::ones([ROWS, INPUTS], &reference.device());
+    let expected = member_values(reference.forward(x).mean()).unwrap();
 
     (&mut model, &mut optim, &mut lr)
         .retain_members(&[3, 1])
@@ -908,7 +910,8 @@ fn retain_members_keeps_model_optimizer_and_values_together() {
     assert_eq!(lr.as_slice(), &[0.4, 0.2]);
     // The optimizer followed the model: its momentum buffers are the kept members'.
     model = step(model, &mut optim, &lr);
-    let got = member_values(model.forward(x.clone()).mean()).unwrap();
+    let x = Tensor::<B, 2>::ones([ROWS, INPUTS], &model.device());
+    let got = member_values(model.forward(x).mean()).unwrap();
     assert_eq!(got, vec![expected[3], expected[1]]);
 
     // A bad index changes nothing and says so.

@@ -94,50 +94,7 @@ fn join_repr(items: &[Cell]) -> String {
         .join(", ")
 }
 
-/// Python's `repr(float)`: the shortest string that reads back, fixed notation for
-/// exponents in [-4, 16), scientific (`1e-05`, `1.5e+16`) otherwise.
-pub fn py_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    // Rust's `{:e}` prints the shortest round-trip digits: "-1.2345e-5".
-    let sci = format!("{f:e}");
-    let (mantissa, exponent) = sci.split_once('e').expect("`{:e}` has an exponent");
-    let exponent: i32 = exponent.parse().expect("`{:e}` exponent is an integer");
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if negative { "-" } else { "" };
-    if f == 0.0 {
-        return format!("{sign}0.0");
-    }
-    if (-4..16).contains(&exponent) {
-        if exponent >= 0 {
-            let point = exponent as usize + 1;
-            let mut int_part = digits.clone();
-            while int_part.len() < point {
-                int_part.push('0');
-            }
-            let (int_part, frac) = int_part.split_at(point);
-            let frac = if frac.is_empty() { "0" } else { frac };
-            format!("{sign}{int_part}.{frac}")
-        } else {
-            let zeros = "0".repeat((-exponent - 1) as usize);
-            format!("{sign}0.{zeros}{digits}")
-        }
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let mantissa = if rest.is_empty() {
-            first.to_string()
-        } else {
-            format!("{first}.{rest}")
-        };
-        let exp_sign = if exponent < 0 { '-' } else { '+' };
-        format!("{sign}{mantissa}e{exp_sign}{:02}", exponent.abs())
-    }
-}
+pub use saturate_study::python_float_repr as py_float_repr;
 
 /// Python's `repr(str)`: single quotes unless the text holds `'` and no `"`.
 fn py_str_repr(s: &str) -> String {

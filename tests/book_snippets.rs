@@ -9,56 +9,168 @@ mod readme {
     #![allow(unused, dead_code, clippy::all)]
 
     mod snippet_1 {
-        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
-            use saturate::prelude::*;
-            use saturate::study::prelude::*;
+        use burn::nn::loss::{MseLoss, Reduction};
+        use burn::nn::{Linear, LinearConfig};
+        use burn::optim::GradientsParams;
+        use burn::tensor::{Tensor, TensorData};
+        use saturate::prelude::*;
 
-            let study = DefaultStudy::builder()
-                .direction(StudyDirection::Maximize)
-                .sampler(TpeSampler::builder().constant_liar(true).build())
-                .pruner(MedianPruner::default())
-                .build()?;
-            // 24 trials, trained 8 at a time as ONE batched model of YOUR unmodified burn module.
-            run(&study, &RunConfig::new().group_size(8).n_trials(24), |g| {
-                let width = g.shared().suggest_int("width", 8, 32)?;          // one value per group (a shape)
-                let lr = g.member().suggest_float_log("lr", 1e-3, 0.3)?;      // Members<f64>: one per trial
-                let mut model: Batched<Cnn<B>> = Batched::init(g.members(), &device, |d| Cnn::new(width, d))?;
-                let mut optim = SgdConfig::new().init::<B, Cnn<B>>(g.members())?;
-                for epoch in 0..epochs {
-                    // ... forward, backward (exact per-member gradients), optim.step(&lr, model, grads) ...
-                    let keep = g.report(epoch, &accuracy)?;                   // the pruner, per member
-                    model = model.retain::<B>(&keep)?;                         // pruned members stop costing compute
-                    optim.retain(&keep)?;
-                    // (or let `GroupTrainer` own the loop: it also refills freed slots with new trials)
+        type B = burn::backend::Autodiff<Vmap<burn::backend::NdArray>>;
+
+        fn main() -> Result<(), saturate::Error> {
+            let sampler = TpeSamplerConfig::new().with_constant_liar(true).init()?;
+            let study = StudyConfig::new().with_sampler(sampler).init()?;
+            // 24 trials, 8 at a time: each group of 8 trials is ONE batched model.
+            run(&study, &RunConfig::new().with_group_size(8).with_n_trials(24), |g| {
+                let rows: i64 = g.shared().suggest_categorical("batch", [32, 64, 128])?; // one per group
+                let lr = g.member().suggest_float_log("lr", 1e-3, 0.3)?; // Members<f64>: one per trial
+                let mut model: Batched<Linear<B>> =
+                    Batched::init(g.members(), &Default::default(), |d| LinearConfig::new(4, 1).init(d))?;
+                let mut optim = GroupSgdConfig::new().init(g.members())?;
+                let data: Vec<f32> = (0..rows * 4).map(|i| (i % 7) as f32 / 7.0).collect();
+                let x = Tensor::<B, 2>::from_data(TensorData::new(data, [rows as usize, 4]), &model.device());
+                let loss = |model: &Batched<Linear<B>>| {
+                    MseLoss::new().forward(model.forward(x.clone()), x.clone().sum_dim(1), Reduction::Mean)
+                };
+                for _ in 0..100 {
+                    let grads = GradientsParams::from_grads(loss(&model).backward(), &*model);
+                    model = optim.step(&lr, model, grads)?; // one learning rate per member
                 }
-                Ok(accuracy)                                                   // told to the K trials
+                Ok(Members::from(member_values(loss(&model))?)) // one value per trial
             })?;
+            Ok(())
+        }
+    }
+}
+
+/// book/src/concepts/member-axis.md
+#[rustfmt::skip]
+mod concepts_member_axis {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use burn::backend::{Autodiff, NdArray};
+            use burn::nn::loss::{MseLoss, Reduction};
+            use burn::nn::{Linear, LinearConfig};
+            use burn::tensor::Tensor;
+            use saturate::prelude::*;
+
+            type B = Autodiff<Vmap<NdArray>>;
+
+            // Four members of an unmodified burn-nn Linear, each with its own random weights.
+            let group: Batched<Linear<B>> =
+                Batched::init(4, &Default::default(), |device| LinearConfig::new(3, 1).init(device))?;
+            let device = group.device();                      // the inner device plus K = 4
+            let x = Tensor::<B, 2>::ones([8, 3], &device);    // built from data: shared by all members
+            let target = Tensor::<B, 2>::zeros([8, 1], &device);
+            let loss = MseLoss::new().forward(group.forward(x), target, Reduction::Mean);
+            assert_eq!(member_values(loss.clone())?.len(), 4); // one loss per member
+            let grads = loss.backward();                        // exact per-member gradients
             #[allow(unreachable_code)]
             Ok(())
         }
     }
 }
 
-/// book/src/study.md
+/// book/src/howto/choose-k.md
 #[rustfmt::skip]
-mod study {
+mod howto_choose_k {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        use std::time::{Duration, Instant};
+
+        use burn::nn::loss::{MseLoss, Reduction};
+        use burn::nn::{Linear, LinearConfig};
+        use burn::optim::GradientsParams;
+        use burn::tensor::{Tensor, TensorData};
+        use saturate::prelude::*;
+        use saturate::profile::{current_resident_bytes, recommend_group_size, StepMeasurement};
+
+        type B = burn::backend::Autodiff<Vmap<burn::backend::NdArray>>;
+
+        /// Times 5 steps of a K-member group (after one untimed step).
+        fn measure(k: usize) -> Result<StepMeasurement, saturate::Error> {
+            let mut model: Batched<Linear<B>> =
+                Batched::init(k, &Default::default(), |device| LinearConfig::new(64, 64).init(device))?;
+            let mut optim = GroupSgdConfig::new().init(k)?;
+            let device = model.device();
+            let x = Tensor::<B, 2>::from_data(TensorData::new(vec![0.5f32; 128 * 64], [128, 64]), &device);
+            let mut step_time = Duration::ZERO;
+            for step in 0..6 {
+                let start = Instant::now();
+                let loss = MseLoss::new().forward(model.forward(x.clone()), x.clone(), Reduction::Mean);
+                let grads = GradientsParams::from_grads(loss.backward(), &*model);
+                model = optim.step(0.01, model, grads)?;
+                if step > 0 {
+                    step_time += start.elapsed() / 5;
+                }
+            }
+            Ok(StepMeasurement { step_time, memory_bytes: current_resident_bytes()? })
+        }
+
+        fn main() -> Result<(), saturate::Error> {
+            let recommendation = recommend_group_size(4 << 30, 64, measure)?;
+            println!(
+                "recommended K = {} (saturation at {:?}, memory allows {})",
+                recommendation.recommended, recommendation.saturation_k, recommendation.memory_limited_k
+            );
+            Ok(())
+        }
+    }
+}
+
+/// book/src/howto/distributed.md
+#[rustfmt::skip]
+mod howto_distributed {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        use std::time::Duration;
+
+        use saturate::prelude::*;
+        use saturate::study::storage::{open_with_heartbeat, RetryFailedTrialCallback};
+
+        fn main() -> Result<(), saturate::Error> {
+            // postgresql://USER:PASSWORD@DBHOST:5432/optuna (or PGPASSWORD for the password)
+            let url = std::env::var("STUDY_URL").unwrap_or_else(|_| "study.journal".into());
+            let storage = open_with_heartbeat(
+                &url,
+                Duration::from_secs(30),        // a heartbeat per running group every 30 s
+                Some(Duration::from_secs(120)), // stale after 2 minutes without one
+                Some(RetryFailedTrialCallback::default().into_callback()),
+            )?;
+            let study = StudyConfig::new()
+                .with_name("fleet")
+                .with_direction(StudyDirection::Maximize)
+                .with_sampler(TpeSamplerConfig::new().with_constant_liar(true).init()?)
+                .with_storage(storage)
+                .with_load_if_exists(true)
+                .init()?;
+            // ... run(&study, &config, objective) or run_trainer(...) as on one machine ...
+            let _ = study;
+            Ok(())
+        }
+    }
+}
+
+/// book/src/howto/gpu.md
+#[rustfmt::skip]
+mod howto_gpu {
     #![allow(unused, dead_code, clippy::all)]
 
     mod snippet_1 {
         pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
-            use saturate_study::prelude::*;
+            #[cfg(feature = "cuda")]
+            type Inner = burn::backend::Cuda;
+            #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+            type Inner = burn::backend::Wgpu;
+            #[cfg(not(any(feature = "wgpu", feature = "cuda")))]
+            type Inner = burn::backend::NdArray;
 
-            // Optuna 5.0's TPE: multivariate (one objective) and constant liar.
-            let study = DefaultStudy::builder()
-                .sampler(
-                    TpeSampler::builder()
-                        .optuna_defaults(OptunaDefaults::V5_0)
-                        .seed(0)
-                        .build(),
-                )
-                .build()?;
-            let _ = study;
-            Ok::<(), StudyError>(())
+            type Train = burn::backend::Autodiff<saturate::vmap::Vmap<Inner>>; // the group, training
+            type Eval = saturate::vmap::Vmap<Inner>;                             // the group, inference
             #[allow(unreachable_code)]
             Ok(())
         }
@@ -66,20 +178,267 @@ mod study {
 
     mod snippet_2 {
         pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
-            use saturate_study::prelude::*;
+            use saturate::vmap::{set_conv_lowering, ConvLowering};
 
-            let study = DefaultStudy::builder()
-                .sampler(TpeSampler::builder().seed(0).build())
-                .build()?;
-            study.optimize(Some(30), None, |trial| {
-                let x = trial.suggest_float("x", -3.0, 3.0)?;
-                trial.set_constraint("x_at_least_1", 1.0 - x)?; // feasible when x >= 1
-                Ok(x * x)
-            })?;
-            if let Ok(best) = study.best_trial() {
-                assert!(best.param("x").unwrap().as_f64().unwrap() >= 1.0);
+            set_conv_lowering::<burn::backend::NdArray>(ConvLowering::InnerConvolution);
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
+/// book/src/howto/own-model.md
+#[rustfmt::skip]
+mod howto_own_model {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        use burn::module::{AutodiffModule, Module};
+        use burn::nn::loss::CrossEntropyLossConfig;
+        use burn::nn::{Linear, LinearConfig, Relu};
+        use burn::tensor::backend::Backend;
+        use burn::tensor::{Int, Tensor, TensorData};
+        use saturate::optim::{GroupMomentumConfig, GroupSgd};
+        use saturate::prelude::*;
+        use saturate::train::{GroupBackend, MemberScope, SharedScope};
+        use saturate::vmap::nn::{Dropout, DropoutConfig};
+        use saturate::vmap::VmapError;
+
+        /// The inner backend; the group trains on `GroupBackend<Inner>` = `Autodiff<Vmap<Inner>>`.
+        type Inner = burn::backend::NdArray;
+        type B = GroupBackend<Inner>;
+
+        /// Your model. Its only saturate-specific part is the per-member dropout.
+        #[derive(Module, Debug)]
+        pub struct Classifier<B: Backend> {
+            hidden: Linear<B>,
+            dropout: Dropout<B>,
+            out: Linear<B>,
+            relu: Relu,
+        }
+
+        impl<B: VmapBackend> Classifier<B> {
+            /// `dropout` holds one probability per member of `device`.
+            pub fn new(width: usize, dropout: &[f64], device: &B::Device) -> Result<Self, VmapError> {
+                Ok(Self {
+                    hidden: LinearConfig::new(2, width).init(device),
+                    dropout: DropoutConfig::new(dropout.to_vec()).init(device)?,
+                    out: LinearConfig::new(width, 2).init(device),
+                    relu: Relu::new(),
+                })
             }
-            Ok::<(), StudyError>(())
+        }
+
+        impl<B: Backend> Classifier<B> {
+            pub fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+                let h = self.dropout.forward(self.relu.forward(self.hidden.forward(x)));
+                self.out.forward(h)
+            }
+        }
+
+        /// The data: two interleaved clouds of points, labels 0 and 1.
+        pub struct Clouds {
+            x: Vec<f32>,
+            y: Vec<i64>,
+            rows: usize,
+        }
+
+        impl Clouds {
+            pub fn new(rows: usize) -> Self {
+                let mut x = Vec::with_capacity(rows * 2);
+                let mut y = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    let label = (i % 2) as i64;
+                    let t = i as f32 * 0.618;
+                    let (cx, cy) = if label == 0 { (-0.5, 0.0) } else { (0.5, 0.3) };
+                    x.push(cx + t.sin());
+                    x.push(cy + (1.7 * t).cos());
+                    y.push(label);
+                }
+                Self { x, y, rows }
+            }
+
+            /// The whole set as one batch on `device`.
+            fn tensors<D: Backend>(&self, device: &D::Device) -> (Tensor<D, 2>, Tensor<D, 1, Int>) {
+                (
+                    Tensor::from_data(TensorData::new(self.x.clone(), [self.rows, 2]), device),
+                    Tensor::from_data(TensorData::new(self.y.clone(), [self.rows]), device),
+                )
+            }
+        }
+
+        impl GroupTask<Inner> for Clouds {
+            /// The shared hyperparameters: here only the hidden width.
+            type Shared = usize;
+            type Model = Classifier<B>;
+            type Rule = GroupSgd;
+            type Batch = (Tensor<B, 2>, Tensor<B, 1, Int>);
+
+            fn suggest_shared<S: Study>(
+                &mut self,
+                scope: &mut SharedScope<'_, '_, S>,
+            ) -> Result<usize, ObjectiveError> {
+                Ok(scope.suggest_int("width", 8, 64)? as usize)
+            }
+
+            fn suggest_members<S: Study>(
+                &mut self,
+                _width: &usize,
+                scope: &mut MemberScope<'_, '_, S>,
+            ) -> Result<MemberHyper, ObjectiveError> {
+                Ok(MemberHyper::new()
+                    .with("lr", scope.suggest_float_log("lr", 1e-3, 0.3)?)
+                    .with("momentum", scope.suggest_float("momentum", 0.0, 0.9)?)
+                    .with("dropout", scope.suggest_float("dropout", 0.0, 0.5)?))
+            }
+
+            fn init_model(
+                &mut self,
+                width: &usize,
+                hyper: &MemberHyper,
+                device: &VmapDevice<Inner>,
+            ) -> Result<Classifier<B>, ObjectiveError> {
+                Ok(Classifier::new(*width, hyper.get("dropout"), device)?)
+            }
+
+            fn optimizer(&self, _width: &usize, hyper: &MemberHyper) -> GroupSgdConfig {
+                GroupSgdConfig::new()
+                    .with_momentum(Some(GroupMomentumConfig::new().with_momentum(hyper.get("momentum"))))
+            }
+
+            // `learning_rates` is not overridden: the default reads the member hyperparameter "lr".
+
+            fn next_batch(&mut self, device: &VmapDevice<Inner>) -> Result<Self::Batch, ObjectiveError> {
+                // Built on the group's current device, once per group step, shared by every member.
+                Ok(self.tensors::<B>(device))
+            }
+
+            fn loss(
+                &mut self,
+                model: &Classifier<B>,
+                batch: &Self::Batch,
+                _hyper: &MemberHyper,
+            ) -> Result<Tensor<B, 1>, ObjectiveError> {
+                let (x, y) = batch;
+                let logits = model.forward(x.clone());
+                Ok(CrossEntropyLossConfig::new().init(&x.device()).forward(logits, y.clone()))
+            }
+
+            fn evaluate(
+                &mut self,
+                model: &Classifier<B>,
+                device: &VmapDevice<Inner>,
+                _hyper: &MemberHyper,
+            ) -> Result<Members<f64>, ObjectiveError> {
+                // Without autodiff, so dropout is off.
+                let model = model.valid();
+                let (x, y) = self.tensors::<Vmap<Inner>>(device);
+                let correct = model.forward(x).argmax(1).equal(y.unsqueeze_dim::<2>(1));
+                let accuracy = correct.float().mean(); // logical shape [1]: one value per member
+                Ok(Members::from(member_values(accuracy)?))
+            }
+        }
+
+        fn main() -> Result<(), saturate::Error> {
+            let study = StudyConfig::new()
+                .with_direction(StudyDirection::Maximize)
+                .with_sampler(TpeSamplerConfig::new().with_constant_liar(true).init()?)
+                .init()?;
+            // 40 steps per epoch, 5 epochs per trial; refill is on.
+            let mut trainer = TrainerConfig::new(40, 5).init(Clouds::new(256))?;
+            let config = RunConfig::new().with_group_size(8).with_n_trials(32);
+            let summary = run_trainer(&study, &config, &mut trainer, &Default::default())?;
+            println!("{summary}");
+            Ok(())
+        }
+    }
+
+    mod snippet_2 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use burn::module::Module;
+            use burn::nn::{Linear, LinearConfig};
+            use burn::record::{FullPrecisionSettings, NamedMpkFileRecorder};
+            use saturate::prelude::*;
+
+            type B = burn::backend::Autodiff<Vmap<burn::backend::NdArray>>;
+
+            let group: Batched<Linear<B>> =
+                Batched::init(4, &Default::default(), |device| LinearConfig::new(3, 1).init(device))?;
+            let best: Linear<B> = group.member(2)?; // member 2, on a one-member device
+            let recorder = NamedMpkFileRecorder::<FullPrecisionSettings>::default();
+            best.save_file(std::env::temp_dir().join("best-member"), &recorder)?;
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
+/// book/src/howto/pbt.md
+#[rustfmt::skip]
+mod howto_pbt {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use saturate::prelude::*;
+            use saturate::study::prelude::{Distribution, FloatDistribution};
+            use saturate::train::PbtConfig;
+
+            // The same distributions the task's `suggest_members` uses: explored values stay inside them.
+            let float = |low, high, log| FloatDistribution::new(low, high, log, None).map(Distribution::Float);
+            let pbt = PbtConfig::new(2) // exploit every 2 epochs
+                .with_mutation("lr", float(1e-3, 0.3, true)?)
+                .with_mutation("momentum", float(0.0, 0.95, false)?)
+                .with_mutation("dropout", float(0.0, 0.6, false)?)
+                .with_seed(0);
+            // 24 steps per epoch, 8 epochs; then `.init(task)?` and `run_trainer` as without PBT, with a
+            // group size equal to the population and `with_n_trials` the population's size.
+            let config = TrainerConfig::new(24, 8).with_pbt(pbt);
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
+/// book/src/howto/resume.md
+#[rustfmt::skip]
+mod howto_resume {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        use saturate::prelude::*;
+
+        fn main() -> Result<(), saturate::Error> {
+            let study = StudyConfig::new()
+                .with_name("mlp-search")
+                .with_direction(StudyDirection::Minimize)
+                .with_storage(saturate::study::storage::open("mlp-search.journal")?)
+                .with_load_if_exists(true)
+                .init()?;
+            let done = study.trials(None)?.len();
+            println!("{done} trials so far");
+            Ok(())
+        }
+    }
+
+    mod snippet_2 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use std::sync::Arc;
+            use std::time::Duration;
+
+            use saturate::prelude::*;
+            use saturate::study::storage::RetryFailedTrialCallback;
+
+            let storage = JournalStorage::open("mlp-search.journal")?.with_heartbeat(
+                Duration::from_secs(10),       // each running group writes one heartbeat every 10 s
+                Some(Duration::from_secs(60)), // a trial without one for 60 s is stale
+                Some(RetryFailedTrialCallback::default().into_callback()),
+            )?;
+            let study = StudyConfig::new()
+                .with_name("mlp-search")
+                .with_storage(Arc::new(storage))
+                .with_load_if_exists(true)
+                .init()?;
             #[allow(unreachable_code)]
             Ok(())
         }
@@ -87,20 +446,351 @@ mod study {
 
     mod snippet_3 {
         pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
-            use saturate_study::prelude::*;
+            use std::sync::Arc;
 
-            let sampler = GpSamplerConfig::new()
-                .with_seed(Some(0))
-                .with_n_startup_trials(10) // random trials before the GP (Optuna's default)
-                .init()?;
-            let study = DefaultStudy::builder().sampler(sampler).build()?;
-            study.optimize(Some(20), None, |trial| {
-                let lr = trial.suggest_float_log("lr", 1e-4, 1e-1)?;
-                let width = trial.suggest_int("width", 8, 64)?;
-                Ok((lr.log10() + 2.0).powi(2) + ((width - 32) as f64 / 16.0).powi(2))
-            })?;
-            Ok::<(), StudyError>(())
+            use saturate::prelude::*;
+
+            let storage: Arc<dyn Storage> = saturate::study::storage::open("mlp-search.journal")?;
+            saturate::study::delete_study(&*storage, "mlp-search")?; // StudyError::UnknownStudy if absent
+            let study = StudyConfig::new()
+                .with_name("mlp-search")
+                .with_storage(storage)
+                .init()?; // a new, empty study
             #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
+/// book/src/reference/api.md
+#[rustfmt::skip]
+mod reference_api {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use saturate::prelude::*;
+
+            let sampler = TpeSamplerConfig::new().with_seed(0).with_constant_liar(true).init()?;
+            let study = StudyConfig::new()
+                .with_name("sweep")
+                .with_direction(StudyDirection::Maximize)
+                .with_sampler(sampler)
+                .with_pruner(MedianPrunerConfig::new().with_n_warmup_steps(2).init()?)
+                .init()?;
+            let run_config = RunConfig::new().with_group_size(8).with_n_trials(24);
+            let trainer_config = TrainerConfig::new(100, 5).with_max_trials_per_group(16);
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+
+    mod snippet_2 {
+        use saturate::prelude::*;
+
+        fn main() -> Result<(), saturate::Error> {
+            let storage = JournalStorage::open("study.journal")?; // StudyError
+            let group: Batched<burn::nn::Linear<burn::backend::Autodiff<Vmap<burn::backend::NdArray>>>> =
+                Batched::init(4, &Default::default(), |d| burn::nn::LinearConfig::new(2, 1).init(d))?; // VmapError
+            let _ = (storage, group);
+            Ok(())
+        }
+    }
+}
+
+/// book/src/reference/data-profile.md
+#[rustfmt::skip]
+mod reference_data_profile {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use burn::data::dataset::Dataset;
+            use saturate::data::FashionMnist;
+
+            let train = FashionMnist::subset_train();
+            let first = train.get(0).expect("the subset is not empty");
+            assert_eq!(train.len(), 8192);
+            assert_eq!(first.pixels.len(), 28 * 28);
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+
+    mod snippet_2 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use saturate::profile::profile;
+
+            let (sum, measured) = profile(|| (0..1_000_000u64).sum::<u64>());
+            println!("{sum} in {:.3} s", measured.wall_seconds);
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
+/// book/src/reference/optim.md
+#[rustfmt::skip]
+mod reference_optim {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use saturate::optim::GroupGradientClippingConfig;
+            use saturate::prelude::*;
+
+            // Four members: a shared beta_1, one weight decay and one clipping norm per member.
+            let config = GroupAdamWConfig::new()
+                .with_beta_1(0.9)
+                .with_weight_decay([0.0, 1e-4, 1e-3, 1e-2])
+                .with_grad_clipping(Some(GroupGradientClippingConfig::norm(vec![1.0, 1.0, 0.5, f64::INFINITY])));
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+
+    mod snippet_2 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use burn::nn::loss::{MseLoss, Reduction};
+            use burn::nn::{Linear, LinearConfig};
+            use burn::optim::GradientsParams;
+            use burn::tensor::Tensor;
+            use saturate::prelude::*;
+
+            type B = burn::backend::Autodiff<Vmap<burn::backend::NdArray>>;
+
+            let lrs = [0.001, 0.01, 0.1, 0.3];
+            let mut group: Batched<Linear<B>> =
+                Batched::init(lrs.len(), &Default::default(), |device| LinearConfig::new(4, 1).init(device))?;
+            let mut optim = GroupAdamConfig::new().init(group.members())?;
+            let device = group.device();
+            let x = Tensor::<B, 2>::ones([16, 4], &device);
+            for _ in 0..10 {
+                let loss = MseLoss::new().forward(group.forward(x.clone()), x.clone().sum_dim(1), Reduction::Mean);
+                let grads = GradientsParams::from_grads(loss.backward(), &*group);
+                group = optim.step(lrs, group, grads)?;
+            }
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
+/// book/src/reference/study.md
+#[rustfmt::skip]
+mod reference_study {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use saturate::prelude::*;
+            use saturate::study::prelude::TrialPruned;
+
+            let study = StudyConfig::new()
+                .with_direction(StudyDirection::Minimize)
+                .with_sampler(TpeSamplerConfig::new().with_seed(0).init()?)
+                .init()?;
+            study.optimize(Some(30), None, |trial| {
+                let x = trial.suggest_float("x", -3.0, 3.0)?;
+                let lr = trial.suggest_float_log("lr", 1e-5, 1e-1)?;
+                let width = trial.suggest_int_step("width", 16, 256, 16)?;
+                let act: &str = trial.suggest_categorical("act", ["relu", "gelu"])?; // the type you passed
+                for step in 0..3 {
+                    trial.report(step, x * x)?;
+                    if trial.should_prune()? {
+                        return Err(TrialPruned.into());
+                    }
+                }
+                let penalty = if act == "gelu" { 0.1 } else { 0.0 };
+                Ok(x * x + (lr.log10() + 3.0).powi(2) + width as f64 / 1000.0 + penalty)
+            })?;
+            let best = study.best_trial()?;
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+
+    mod snippet_2 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use saturate::prelude::*;
+            use saturate::study::prelude::OptunaDefaults;
+
+            let for_groups = TpeSamplerConfig::new().with_constant_liar(true).init()?;
+            let like_optuna_5 = TpeSamplerConfig::new().with_optuna_defaults(OptunaDefaults::V5_0).with_seed(0).init()?;
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+
+    mod snippet_3 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use saturate::prelude::*;
+
+            let study = StudyConfig::new().with_sampler(TpeSamplerConfig::new().with_seed(0).init()?).init()?;
+            study.optimize(Some(30), None, |trial| {
+                let x = trial.suggest_float("x", -3.0, 3.0)?;
+                trial.set_constraint("x_at_least_1", 1.0 - x)?; // feasible when x >= 1
+                Ok(x * x)
+            })?;
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
+/// book/src/reference/vmap.md
+#[rustfmt::skip]
+mod reference_vmap {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            use burn::tensor::Tensor;
+            use saturate::prelude::*;
+
+            type B = Vmap<burn::backend::NdArray>;
+
+            let device = VmapDevice::<burn::backend::NdArray>::new(Default::default(), 3);
+            let temperature: Tensor<B, 1> = per_member(&[0.5, 1.0, 2.0], &device)?;
+            let logits = Tensor::<B, 2>::ones([4, 10], &device); // shared by the three members
+            let scaled = logits / temperature.unsqueeze::<2>();    // one temperature per member
+            let per_member_mean = member_values(scaled.mean())?;   // [2.0, 1.0, 0.5]
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
+/// book/src/tutorial.md
+#[rustfmt::skip]
+mod tutorial {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        use burn::module::Module;
+        use burn::nn::{Linear, LinearConfig, Relu};
+        use burn::tensor::backend::Backend;
+        use burn::tensor::Tensor;
+
+        #[derive(Module, Debug)]
+        pub struct Mlp<B: Backend> {
+            hidden: Linear<B>,
+            out: Linear<B>,
+            relu: Relu,
+        }
+
+        impl<B: Backend> Mlp<B> {
+            pub fn new(width: usize, device: &B::Device) -> Self {
+                Self {
+                    hidden: LinearConfig::new(4, width).init(device),
+                    out: LinearConfig::new(width, 1).init(device),
+                    relu: Relu::new(),
+                }
+            }
+
+            pub fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+                self.out.forward(self.relu.forward(self.hidden.forward(x)))
+            }
+        }
+        fn main() {}
+    }
+
+    mod snippet_2 {
+        use burn::module::Module;
+        use burn::nn::{Linear, LinearConfig, Relu};
+        use burn::tensor::backend::Backend;
+        #[derive(Module, Debug)]
+        pub struct Mlp<B: Backend> {
+            hidden: Linear<B>,
+            out: Linear<B>,
+            relu: Relu,
+        }
+        impl<B: Backend> Mlp<B> {
+            pub fn new(width: usize, device: &B::Device) -> Self {
+                Self {
+                    hidden: LinearConfig::new(4, width).init(device),
+                    out: LinearConfig::new(width, 1).init(device),
+                    relu: Relu::new(),
+                }
+            }
+            pub fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+                self.out.forward(self.relu.forward(self.hidden.forward(x)))
+            }
+        }
+        use std::sync::Arc;
+
+        use burn::nn::loss::{MseLoss, Reduction};
+        use burn::optim::GradientsParams;
+        use burn::tensor::{Tensor, TensorData};
+        use saturate::optim::GroupMomentumConfig;
+        use saturate::prelude::*;
+
+        /// The group's backend: Burn's autodiff over saturate's member axis over NdArray.
+        type B = burn::backend::Autodiff<Vmap<burn::backend::NdArray>>;
+
+        /// A toy regression: 4 inputs, the target is x0 * x1 + x2 - x3.
+        fn dataset(rows: usize, offset: usize) -> (TensorData, TensorData) {
+            let x: Vec<f32> = (0..rows * 4)
+                .map(|i| (((i + offset) * 7919) % 1000) as f32 / 500.0 - 1.0)
+                .collect();
+            let y: Vec<f32> = x.chunks(4).map(|r| r[0] * r[1] + r[2] - r[3]).collect();
+            (TensorData::new(x, [rows, 4]), TensorData::new(y, [rows, 1]))
+        }
+
+        fn main() -> Result<(), saturate::Error> {
+            let study = StudyConfig::new()
+                .with_name("first-study")
+                .with_direction(StudyDirection::Minimize)
+                // The constant liar keeps the members of a group apart (they are asked together).
+                .with_sampler(TpeSamplerConfig::new().with_seed(0).with_constant_liar(true).init()?)
+                .with_pruner(MedianPruner::default())
+                .with_storage(Arc::new(JournalStorage::open("first-study.journal")?))
+                .with_load_if_exists(true)
+                .init()?;
+
+            let (train_x, train_y) = dataset(512, 0);
+            let (valid_x, valid_y) = dataset(256, 1);
+
+            // 24 trials, 8 at a time: each group of 8 trials is one batched model.
+            let config = RunConfig::new().with_group_size(8).with_n_trials(24);
+            let summary = run(&study, &config, |g| {
+                // One value for the whole group: it changes a tensor shape.
+                let width = g.shared().suggest_int("width", 8, 64)? as usize;
+                // One value per member (per trial): `Members<f64>`.
+                let mut lr = g.member().suggest_float_log("lr", 1e-3, 0.3)?;
+                let momentum = g.member().suggest_float("momentum", 0.0, 0.9)?;
+
+                let mut model: Batched<Mlp<B>> =
+                    Batched::init(g.members(), &Default::default(), |device| Mlp::new(width, device))?;
+                let mut optim = GroupSgdConfig::new()
+                    .with_momentum(Some(GroupMomentumConfig::new().with_momentum(&momentum)))
+                    .init(g.members())?;
+
+                let mut valid_loss = Members::from(vec![f64::NAN; g.members()]);
+                for epoch in 0..8 {
+                    // Build the data on the group's current device: pruning changes its member count.
+                    let device = model.device();
+                    let x = Tensor::<B, 2>::from_data(train_x.clone(), &device);
+                    let y = Tensor::<B, 2>::from_data(train_y.clone(), &device);
+                    for _ in 0..25 {
+                        let loss = MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean);
+                        let grads = GradientsParams::from_grads(loss.backward(), &*model);
+                        model = optim.step(&lr, model, grads)?; // one learning rate per member
+                    }
+                    let vx = Tensor::<B, 2>::from_data(valid_x.clone(), &device);
+                    let vy = Tensor::<B, 2>::from_data(valid_y.clone(), &device);
+                    let loss = MseLoss::new().forward(model.forward(vx), vy, Reduction::Mean);
+                    valid_loss = Members::from(member_values(loss)?); // one value per member
+
+                    // The pruner decides per member; `?` ends the group when none goes on.
+                    let keep = g.report(epoch, &valid_loss)?;
+                    // Everything that holds one entry per member keeps the same members, in one call.
+                    (&mut model, &mut optim, &mut lr, &mut valid_loss).retain_members(&keep)?;
+                }
+                Ok(valid_loss) // told to the trials that are still running
+            })?;
+
+            println!("{summary}");
             Ok(())
         }
     }

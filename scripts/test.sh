@@ -26,8 +26,10 @@ scripts/setup-vulkan.sh
 mdbook_dir="$(scripts/setup-book.sh)"
 PATH="$mdbook_dir:$PATH"
 
-step "format"
+step "format; the book's snippets are current; links"
 cargo fmt --all -- --check
+python3 scripts/book-snippets.py --check
+python3 scripts/check-links.py
 step "clippy (NdArray)"
 cargo clippy --workspace --all-targets -- -D warnings
 

@@ -344,6 +344,20 @@ impl CategoricalDistribution {
     pub fn index_of(&self, choice: &Choice) -> Option<usize> {
         self.choices.iter().position(|c| c.python_eq(choice))
     }
+
+    /// Index of a suggested value (a [`ParamValue::Categorical`] of one of the choices).
+    ///
+    /// # Panics
+    /// If `value` is not one of the choices: a value suggested from this distribution
+    /// always is.
+    pub fn index_of_suggested(&self, value: &ParamValue) -> usize {
+        match value {
+            ParamValue::Categorical(c) => self
+                .index_of(c)
+                .expect("a suggested categorical value is one of its distribution's choices"),
+            other => panic!("a categorical distribution gave {other:?}"),
+        }
+    }
 }
 
 impl Distribution {

@@ -249,6 +249,18 @@ fn write_finite_float(out: &mut String, x: f64) {
     }
 }
 
+/// A string quoted as Python's `json.dumps` quotes it with its default `ensure_ascii=True`:
+/// what Optuna writes in a journal and its CLI prints.
+///
+/// ```
+/// assert_eq!(saturate_study::python_json_string("é\"x"), r#""\u00e9\"x""#);
+/// ```
+pub fn python_json_string(s: &str) -> String {
+    let mut out = String::new();
+    write_python_string(&mut out, s);
+    out
+}
+
 /// Writes a string as `json.dumps` does with its default `ensure_ascii=True`.
 fn write_python_string(out: &mut String, s: &str) {
     out.push('"');

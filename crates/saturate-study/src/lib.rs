@@ -45,7 +45,7 @@ pub mod trial;
 
 pub use distributions::{Choice, Distribution, ParamValue};
 pub use error::{Result, StudyError};
-pub use json::python_float_repr;
+pub use json::{python_float_repr, python_json_string};
 pub use study::{delete_study, DefaultStudy, Study, StudyConfig};
 pub use trial::{FrozenTrial, StudyDirection, Trial, TrialPruned, TrialState};
 

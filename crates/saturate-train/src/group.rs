@@ -706,7 +706,7 @@ impl<S: Study> SharedScope<'_, '_, S> {
         let given: Vec<C> = choices.into_iter().collect();
         let d = CategoricalDistribution::new(given.iter().cloned().map(Into::into).collect())?;
         let value = self.suggest(name, d.clone().into())?;
-        Ok(given[choice_index(&d, &value)].clone())
+        Ok(given[d.index_of_suggested(&value)].clone())
     }
 }
 
@@ -790,22 +790,12 @@ impl<S: Study> MemberScope<'_, '_, S> {
         let d = CategoricalDistribution::new(given.iter().cloned().map(Into::into).collect())?;
         Ok(self
             .suggest(name, d.clone().into())?
-            .map(|v| given[choice_index(&d, v)].clone()))
+            .map(|v| given[d.index_of_suggested(v)].clone()))
     }
 
     fn floats(&mut self, name: &str, distribution: Distribution) -> Result<Members<f64>> {
         Ok(self
             .suggest(name, distribution)?
             .map(|v| v.as_f64().expect("a float")))
-    }
-}
-
-/// Where `value`, suggested from `distribution`, is among its choices.
-fn choice_index(distribution: &CategoricalDistribution, value: &ParamValue) -> usize {
-    match value {
-        ParamValue::Categorical(c) => distribution
-            .index_of(c)
-            .expect("a suggested categorical value is one of its distribution's choices"),
-        other => unreachable!("a categorical distribution gave {other:?}"),
     }
 }

@@ -158,7 +158,7 @@ impl Trial {
         let distribution =
             CategoricalDistribution::new(given.iter().cloned().map(Into::into).collect())?;
         let value = self.suggest(name, distribution.clone().into())?;
-        Ok(given[categorical_index(&distribution, &value)].clone())
+        Ok(given[distribution.index_of_suggested(&value)].clone())
     }
 
     /// A value from any distribution: the stored one if `name` was suggested before, the
@@ -414,18 +414,5 @@ impl Trial {
             .set_trial_system_attr(self.frozen.trial_id, key, value.clone())?;
         self.frozen.system_attrs.insert(key.into(), value);
         Ok(())
-    }
-}
-
-/// Where `value`, suggested from `distribution`, is among its choices.
-pub(crate) fn categorical_index(
-    distribution: &CategoricalDistribution,
-    value: &ParamValue,
-) -> usize {
-    match value {
-        ParamValue::Categorical(c) => distribution
-            .index_of(c)
-            .expect("a suggested categorical value is one of its distribution's choices"),
-        other => unreachable!("a categorical distribution gave {other:?}"),
     }
 }

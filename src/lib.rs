@@ -61,6 +61,7 @@ pub mod prelude {
         TrainError, TrainerConfig,
     };
     pub use saturate_vmap::{
-        member_data, member_values, per_member, Batched, Vmap, VmapBackend, VmapDevice, VmapError,
+        member_data, member_values, per_member, values_per_member, Batched, GroupModel, Vmap,
+        VmapBackend, VmapDevice, VmapError,
     };
 }

@@ -46,6 +46,7 @@
 mod adam;
 mod adamw;
 mod base;
+mod burn_optimizer;
 mod decay;
 mod error;
 mod fused;
@@ -61,6 +62,7 @@ mod sgd;
 pub use adam::{GroupAdam, GroupAdamConfig};
 pub use adamw::{GroupAdamW, GroupAdamWConfig};
 pub use base::{MemberState, UpdateRule};
+pub use burn_optimizer::{GroupOptimizerAdaptor, MemberLearningRates};
 pub use decay::GroupWeightDecayConfig;
 pub use error::OptimError;
 pub use grad_clipping::GroupGradientClippingConfig;

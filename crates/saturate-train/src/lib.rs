@@ -42,6 +42,8 @@ mod enqueued;
 mod error;
 mod group;
 mod interrupt;
+#[cfg(feature = "burn-train")]
+pub mod learner;
 mod members;
 pub mod pbt;
 mod profile;

@@ -47,6 +47,7 @@ pub mod batched;
 pub mod device;
 pub mod error;
 pub mod fused;
+pub mod group_model;
 mod kernels;
 mod lowering;
 pub mod member;
@@ -60,6 +61,7 @@ pub use backend::Vmap;
 pub use batched::{Batched, DeepCopy};
 pub use device::VmapDevice;
 pub use error::VmapError;
+pub use group_model::{GroupModel, MemberRecords};
 pub use lowering::{conv_lowering, set_conv_lowering, ConvLowering};
 pub use member::{
     append_zero_float_members, float_with_member_axis, is_batched, member_data, member_tensor,

@@ -21,6 +21,7 @@ pub mod harness;
 mod batched;
 mod coverage;
 mod dropout;
+mod group_model;
 mod lane;
 mod ops;
 mod parity;

@@ -1,6 +1,7 @@
 //! The optimizer follows the group: learning rate 0, identical members, `retain`, `extend`,
 //! save/load of the state.
 
+mod burn_optimizer;
 mod membership;
 mod record;
 

@@ -39,8 +39,8 @@ pub use saturate_vmap as vmap;
 
 /// The names a program needs: `use saturate::prelude::*;`.
 ///
-/// Errors of every crate convert into [`Error`](crate::Error) with `?`; objectives return
-/// [`ObjectiveError`], which any error converts into.
+/// Errors of every crate convert into [`crate::Error`] with `?`; objectives return
+/// [`ObjectiveError`](saturate_study::study::ObjectiveError), which any error converts into.
 pub mod prelude {
     pub use saturate_optim::{
         GroupAdamConfig, GroupAdamWConfig, GroupGradientClippingConfig, GroupMomentumConfig,

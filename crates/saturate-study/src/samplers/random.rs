@@ -16,7 +16,7 @@ use crate::trial::FrozenTrial;
 /// ```
 /// use saturate_study::prelude::*;
 ///
-/// let sampler = RandomSamplerConfig::new().with_seed(1).init()?;
+/// let sampler = RandomSamplerConfig::new().with_seed(1).init();
 /// let study = StudyConfig::new().with_sampler(sampler).init()?;
 /// study.optimize(Some(3), None, |t| Ok(t.suggest_float("x", 0.0, 1.0)?))?;
 /// # Ok::<(), StudyError>(())

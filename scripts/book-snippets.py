@@ -26,7 +26,9 @@ import pathlib
 import re
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from book_pages import ROOT, markdown_files  # noqa: E402
+
 OUTPUT = ROOT / "tests" / "book_snippets.rs"
 RUST_KEYWORDS = {
     "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn",
@@ -38,12 +40,6 @@ RUST_KEYWORDS = {
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 INCLUDE = re.compile(r"^(?P<indent>\s*)\{\{#include\s+(?P<arg>[^}]+?)\s*\}\}\s*$")
 ANCHOR = re.compile(r"ANCHOR(_END)?:\s*(\S+)")
-
-
-def markdown_files():
-    files = [ROOT / "README.md"]
-    files += sorted((ROOT / "book" / "src").rglob("*.md"))
-    return [f for f in files if f.is_file()]
 
 
 def module_name(path):

@@ -14,7 +14,9 @@ import pathlib
 import re
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from book_pages import ROOT, markdown_files  # noqa: E402
+
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 # [text](target) and ![alt](target); the target ends at whitespace or the closing parenthesis.
@@ -23,12 +25,6 @@ LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"
 REFDEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-
-
-def markdown_files():
-    files = [ROOT / "README.md"]
-    files += sorted((ROOT / "book" / "src").rglob("*.md"))
-    return [f for f in files if f.is_file()]
 
 
 def prose_lines(path, keep_code=False):

@@ -18,6 +18,7 @@ use burn::backend::Autodiff;
 use burn::module::{AutodiffModule, ModuleVisitor, Param};
 use burn::optim::{GradientsParams, LearningRate, MultiGradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::ops::FloatTensor;
 use burn::tensor::Tensor;
 use saturate_vmap::{GroupModel, Vmap, VmapBackend};
 
@@ -199,42 +200,30 @@ where
 fn record_on_autodiff<I: Backend, C: CheckpointStrategy>(
     record: GroupOptimizerRecord<Vmap<I>>,
 ) -> GroupOptimizerRecord<Autodiff<Vmap<I>, C>> {
-    let members = record.members();
-    let states = record
-        .into_states()
-        .into_iter()
-        .map(|(id, state)| {
-            let tensors = state
-                .tensors
-                .into_iter()
-                .map(<Autodiff<Vmap<I>, C> as AutodiffBackend>::from_inner)
-                .collect();
-            (
-                id,
-                MemberState {
-                    steps: state.steps,
-                    tensors,
-                },
-            )
-        })
-        .collect();
-    GroupOptimizerRecord::new(members, states)
+    map_record_tensors(
+        record,
+        <Autodiff<Vmap<I>, C> as AutodiffBackend>::from_inner,
+    )
 }
 
 /// The inverse of [`record_on_autodiff`].
 fn record_on_inner<I: Backend, C: CheckpointStrategy>(
     record: GroupOptimizerRecord<Autodiff<Vmap<I>, C>>,
 ) -> GroupOptimizerRecord<Vmap<I>> {
+    map_record_tensors(record, <Autodiff<Vmap<I>, C> as AutodiffBackend>::inner)
+}
+
+/// `record` with every state tensor passed through `convert` (steps and members unchanged).
+fn map_record_tensors<A: VmapBackend, B: VmapBackend>(
+    record: GroupOptimizerRecord<A>,
+    convert: impl Fn(FloatTensor<A>) -> FloatTensor<B>,
+) -> GroupOptimizerRecord<B> {
     let members = record.members();
     let states = record
         .into_states()
         .into_iter()
         .map(|(id, state)| {
-            let tensors = state
-                .tensors
-                .into_iter()
-                .map(<Autodiff<Vmap<I>, C> as AutodiffBackend>::inner)
-                .collect();
+            let tensors = state.tensors.into_iter().map(&convert).collect();
             (
                 id,
                 MemberState {

@@ -226,6 +226,38 @@ fn wait_for_epoch(
     }
 }
 
+/// One metric watched per member: its per-member names (see [`PerMember`]), how an epoch's
+/// values are aggregated, which direction is better, and the split it is read from.
+#[derive(Clone)]
+struct MemberMetricWatch {
+    names: Vec<String>,
+    aggregate: Aggregate,
+    direction: Direction,
+    split: Split,
+}
+
+impl MemberMetricWatch {
+    fn new<Me: Metric>(
+        metric: &Me,
+        members: usize,
+        aggregate: Aggregate,
+        direction: Direction,
+        split: Split,
+    ) -> Self {
+        let name = metric.name();
+        Self {
+            names: (0..members).map(|k| member_metric_name(&name, k)).collect(),
+            aggregate,
+            direction,
+            split,
+        }
+    }
+
+    fn wait_for_epoch(&self, store: &EventStoreClient, epoch: usize) {
+        wait_for_epoch(store, &self.names, epoch, self.aggregate, &self.split);
+    }
+}
+
 /// A burn-train [`CheckpointingStrategy`] that keeps, for every member, the checkpoint of the
 /// epoch where the member's metric was best: the union of the members' best epochs. Each kept
 /// checkpoint holds the whole group (burn-train saves the learner of an epoch); member k's best
@@ -234,10 +266,7 @@ fn wait_for_epoch(
 /// Compose it with burn-train's `KeepLastNCheckpoints` to also keep the latest epoch for
 /// resuming (`ComposedCheckpointingStrategy`).
 pub struct MemberBestCheckpoints {
-    names: Vec<String>,
-    aggregate: Aggregate,
-    direction: Direction,
-    split: Split,
+    watch: MemberMetricWatch,
     saved: BTreeSet<usize>,
     best: BestEpochs,
 }
@@ -253,12 +282,8 @@ impl MemberBestCheckpoints {
         direction: Direction,
         split: Split,
     ) -> Self {
-        let name = metric.name();
         Self {
-            names: (0..members).map(|k| member_metric_name(&name, k)).collect(),
-            aggregate,
-            direction,
-            split,
+            watch: MemberMetricWatch::new(metric, members, aggregate, direction, split),
             saved: BTreeSet::new(),
             best: BestEpochs::default(),
         }
@@ -276,13 +301,14 @@ impl CheckpointingStrategy for MemberBestCheckpoints {
         epoch: usize,
         store: &EventStoreClient,
     ) -> Vec<CheckpointingAction> {
-        wait_for_epoch(store, &self.names, epoch, self.aggregate, &self.split);
-        let best: Vec<Option<usize>> = self
+        let w = &self.watch;
+        w.wait_for_epoch(store, epoch);
+        let best: Vec<Option<usize>> = w
             .names
             .iter()
             .map(|name| {
                 store
-                    .find_epoch(name, self.aggregate, self.direction, &self.split)
+                    .find_epoch(name, w.aggregate, w.direction, &w.split)
                     // Without a value yet, the current epoch is the best there is (burn's
                     // MetricCheckpointingStrategy does the same).
                     .or(Some(epoch))
@@ -318,10 +344,7 @@ impl CheckpointingStrategy for MemberBestCheckpoints {
 /// member: training stops when the last member stalls).
 #[derive(Clone)]
 pub struct MemberEarlyStopping {
-    names: Vec<String>,
-    aggregate: Aggregate,
-    direction: Direction,
-    split: Split,
+    watch: MemberMetricWatch,
     condition: StoppingCondition,
     best: Vec<Option<(usize, f64)>>,
 }
@@ -337,12 +360,8 @@ impl MemberEarlyStopping {
         split: Split,
         condition: StoppingCondition,
     ) -> Self {
-        let name = metric.name();
         Self {
-            names: (0..members).map(|k| member_metric_name(&name, k)).collect(),
-            aggregate,
-            direction,
-            split,
+            watch: MemberMetricWatch::new(metric, members, aggregate, direction, split),
             condition,
             best: vec![None; members],
         }
@@ -351,14 +370,15 @@ impl MemberEarlyStopping {
 
 impl EarlyStoppingStrategy for MemberEarlyStopping {
     fn should_stop(&mut self, epoch: usize, store: &EventStoreClient) -> bool {
-        wait_for_epoch(store, &self.names, epoch, self.aggregate, &self.split);
+        let w = &self.watch;
+        w.wait_for_epoch(store, epoch);
         let mut stalled = true;
-        for (name, best) in self.names.iter().zip(&mut self.best) {
-            let Some(value) = store.find_metric(name, epoch, self.aggregate, &self.split) else {
+        for (name, best) in w.names.iter().zip(&mut self.best) {
+            let Some(value) = store.find_metric(name, epoch, w.aggregate, &w.split) else {
                 stalled = false;
                 continue;
             };
-            let better = match (*best, self.direction) {
+            let better = match (*best, w.direction) {
                 (None, _) => true,
                 (Some((_, b)), Direction::Lowest) => value < b,
                 (Some((_, b)), Direction::Highest) => value > b,

@@ -86,6 +86,56 @@ fn ask_time(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective
     }
 }
 
+/// Every trial's parameters (`{:?}`, bit for bit) and value: a fixed-seed trace to check
+/// that an optimisation does not change what the sampler suggests.
+fn params(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)]) {
+    println!("function,seed,trial,params,value");
+    for (name, f) in functions {
+        for seed in 0..n_seeds {
+            let study = study(gp(seed));
+            for number in 0..n_trials {
+                let mut trial = study.ask().unwrap();
+                let value = f(&mut trial).unwrap();
+                let params: Vec<String> = trial
+                    .params()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v:?}"))
+                    .collect();
+                println!("{name},{seed},{number},{},{value:?}", params.join(";"));
+                study.tell(&trial, &[value]).unwrap();
+            }
+        }
+    }
+}
+
+/// [`params`] with three trials asked before they are told (qLogEI on the RUNNING ones) and
+/// a constraint on the value (feasible below the median-ish `value <= 10`): the trace of
+/// the sampler's other paths.
+fn params_batch(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)]) {
+    println!("function,seed,trial,params,value");
+    for (name, f) in functions {
+        for seed in 0..n_seeds {
+            let study = study(gp(seed));
+            let mut number = 0;
+            while number < n_trials {
+                let mut trials: Vec<_> = (0..3).map(|_| study.ask().unwrap()).collect();
+                for trial in &mut trials {
+                    let value = f(trial).unwrap();
+                    trial.set_constraint("c", value - 10.0).unwrap();
+                    let params: Vec<String> = trial
+                        .params()
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v:?}"))
+                        .collect();
+                    println!("{name},{seed},{number},{},{value:?}", params.join(";"));
+                    study.tell(trial, &[value]).unwrap();
+                    number += 1;
+                }
+            }
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -101,6 +151,8 @@ fn main() {
     match mode {
         "quality" => quality(n_seeds, n_trials, &functions),
         "ask-time" => ask_time(n_seeds, n_trials, &functions),
-        other => panic!("unknown mode {other}: quality or ask-time"),
+        "params" => params(n_seeds, n_trials, &functions),
+        "params-batch" => params_batch(n_seeds, n_trials, &functions),
+        other => panic!("unknown mode {other}: quality, ask-time, params or params-batch"),
     }
 }

@@ -306,6 +306,19 @@ impl Acquisition {
         }
     }
 
+    /// [`Self::value`] at each of `points`.
+    pub(crate) fn values(&self, points: &[Vec<f64>]) -> Vec<f64> {
+        match &self.fantasies {
+            None if self.constraints.is_empty() => self
+                .gp
+                .posteriors(points)
+                .into_iter()
+                .map(|(mean, var)| logei(mean, var, self.threshold).0)
+                .collect(),
+            _ => points.iter().map(|x| self.value(x)).collect(),
+        }
+    }
+
     /// The value and its gradient in `x` (0 along categorical coordinates).
     pub(crate) fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
         if self.constraints.is_empty() {

@@ -36,15 +36,16 @@ pub(crate) fn sample_normalized(
     let seed: u32 = rng.random();
     (0..n)
         .map(|i| {
-            let mut x: Vec<f64> = (0..dim)
-                .map(|d| {
-                    if dim <= 256 {
-                        f64::from(sobol_burley::sample(i as u32, d as u32, seed))
-                    } else {
-                        rng.random()
-                    }
-                })
-                .collect();
+            let mut x: Vec<f64> = if dim <= 256 {
+                // Four dimensions at a time: the same values as `sobol_burley::sample`.
+                (0..dim.div_ceil(4))
+                    .flat_map(|set| sobol_burley::sample_4d(i as u32, set as u32, seed))
+                    .take(dim)
+                    .map(f64::from)
+                    .collect()
+            } else {
+                (0..dim).map(|_| rng.random()).collect()
+            };
             space.snap_unit_point(&mut x);
             x
         })
@@ -60,16 +61,10 @@ pub(crate) fn optimize_acquisition(
     rng: &mut StdRng,
 ) -> (Vec<f64>, f64) {
     let samples = sample_normalized(space, settings.n_preliminary_samples, rng);
-    let values: Vec<f64> = samples
-        .iter()
-        .map(|x| {
-            let v = acquisition.value(x);
-            if v.is_nan() {
-                f64::NEG_INFINITY
-            } else {
-                v
-            }
-        })
+    let values: Vec<f64> = acquisition
+        .values(&samples)
+        .into_iter()
+        .map(|v| if v.is_nan() { f64::NEG_INFINITY } else { v })
         .collect();
     let best = (0..values.len())
         .max_by(|a, b| values[*a].total_cmp(&values[*b]))

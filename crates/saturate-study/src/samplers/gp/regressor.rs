@@ -3,7 +3,7 @@
 //! parameters, and the posterior (Optuna's `_gp/gp.py` and `_gp/prior.py`).
 
 use crate::samplers::gp::lbfgs::{minimize, LbfgsSettings};
-use crate::samplers::gp::linalg::{dot, Cholesky};
+use crate::samplers::gp::linalg::{dot, dot_lanes, squared_norm_lanes, Cholesky};
 
 /// The noise variance never goes below this (Optuna's `DEFAULT_MINIMUM_NOISE_VAR`).
 pub(crate) const MINIMUM_NOISE_VAR: f64 = 1e-6;
@@ -156,24 +156,56 @@ impl TrainingData {
     /// `-½ log det C - ½ yᵀ C⁻¹ y` with `C = K + σ² I`, and its gradient with respect to
     /// `(log w_1..log w_dim, log s, log(σ² - minimum))`; `None` when `C` is not positive
     /// definite. `noise_free` leaves the noise out of the gradient (it is fixed).
+    #[cfg(test)]
     pub(crate) fn marginal_log_likelihood(
         &self,
         params: &KernelParams,
         minimum_noise: f64,
         noise_free: bool,
     ) -> Option<(f64, Vec<f64>)> {
+        self.marginal_log_likelihood_with(
+            params,
+            minimum_noise,
+            noise_free,
+            &mut Workspace::default(),
+        )
+    }
+
+    /// [`Self::marginal_log_likelihood`] with the buffers of `ws` (a fit evaluates it
+    /// many times on matrices of the same size).
+    pub(crate) fn marginal_log_likelihood_with(
+        &self,
+        params: &KernelParams,
+        minimum_noise: f64,
+        noise_free: bool,
+        ws: &mut Workspace,
+    ) -> Option<(f64, Vec<f64>)> {
         let (n, dim) = (self.n, self.dim);
         let w = &params.inverse_squared_lengthscales;
         // K and ∂K/∂d2 in one pass over the lower triangle (one exp per pair).
-        let mut c = vec![0.0; n * n];
-        let mut dk = vec![0.0; n * n];
+        let Workspace {
+            c,
+            dk,
+            inverse,
+            chol,
+        } = ws;
+        // Every element of c, and of dk the lower triangle that is read, is written below.
+        c.resize(n * n, 0.0);
+        dk.resize(n * n, 0.0);
+        let scale = params.kernel_scale;
         for i in 0..n {
-            for j in 0..=i {
-                let sqd = &self.sqd[(i * n + j) * dim..(i * n + j + 1) * dim];
+            let pairs = self.sqd[i * n * dim..(i * n + i + 1) * dim].chunks_exact(dim);
+            let c_row = &mut c[i * n..i * n + i + 1];
+            let dk_row = &mut dk[i * n..i * n + i + 1];
+            for ((sqd, c), dk) in pairs.zip(c_row).zip(dk_row) {
                 let (k, dk_dd2) = matern52_with_derivative(dot(sqd, w));
-                c[i * n + j] = params.kernel_scale * k;
+                *c = scale * k;
+                *dk = scale * dk_dd2;
+            }
+        }
+        for i in 0..n {
+            for j in 0..i {
                 c[j * n + i] = c[i * n + j];
-                dk[i * n + j] = params.kernel_scale * dk_dd2;
             }
         }
         let mut prior_k = vec![0.0; n];
@@ -181,32 +213,38 @@ impl TrainingData {
             prior_k[i] = c[i * n + i];
             c[i * n + i] += params.noise_var;
         }
-        let chol = Cholesky::new(&c, n)?;
+        if !chol.factor(c, n) {
+            return None;
+        }
         let logdet: f64 = (0..n).map(|i| chol.lower[i * n + i].ln()).sum();
         let u = chol.solve_lower(&self.y);
         let value = -logdet - 0.5 * dot(&u, &u);
         // dMLL/dC = ½ (α αᵀ - C⁻¹), α = C⁻¹ y; C is symmetric, so each off-diagonal pair
         // counts twice.
-        let alpha = chol.solve(&self.y);
-        let inverse = chol.inverse();
+        let alpha = chol.solve_upper(&u);
+        chol.inverse_lower_into(inverse);
         let mut grad = vec![0.0; dim + 2];
-        let mut trace_k = 0.0;
-        let mut trace_noise = 0.0;
-        for i in 0..n {
-            for j in 0..=i {
-                let weight = if i == j { 0.5 } else { 1.0 };
-                let a = weight * (alpha[i] * alpha[j] - inverse[i * n + j]);
-                let sqd = &self.sqd[(i * n + j) * dim..(i * n + j + 1) * dim];
-                let scaled = a * dk[i * n + j];
-                for d in 0..dim {
-                    grad[d] += scaled * sqd[d];
-                }
-                trace_k += a * if i == j { prior_k[i] } else { c[i * n + j] };
-                if i == j {
-                    trace_noise += a;
-                }
-            }
-        }
+        let pass = GradientPass {
+            sqd: &self.sqd,
+            n,
+            alpha: &alpha,
+            inverse,
+            dk,
+            c,
+            prior_k: &prior_k,
+        };
+        let grad_w = &mut grad[..dim];
+        let (trace_k, trace_noise) = match dim {
+            1 => pass.run_fixed::<1>(grad_w),
+            2 => pass.run_fixed::<2>(grad_w),
+            3 => pass.run_fixed::<3>(grad_w),
+            4 => pass.run_fixed::<4>(grad_w),
+            5 => pass.run_fixed::<5>(grad_w),
+            6 => pass.run_fixed::<6>(grad_w),
+            7 => pass.run_fixed::<7>(grad_w),
+            8 => pass.run_fixed::<8>(grad_w),
+            _ => pass.run(grad_w),
+        };
         for d in 0..dim {
             grad[d] *= w[d];
         }
@@ -217,6 +255,114 @@ impl TrainingData {
             trace_noise * (params.noise_var - minimum_noise)
         };
         Some((value, grad))
+    }
+}
+
+/// The pass over the pairs of training points that accumulates the gradient of the
+/// marginal log likelihood: `a_ij = w (α_i α_j − C⁻¹_ij)` (w = ½ on the diagonal) times
+/// `∂K_ij/∂d2 · sqd_ij` into the lengthscales' gradient, and the traces of the kernel
+/// scale and the noise, pair by pair in order (j = 0..=i within row i).
+struct GradientPass<'a> {
+    sqd: &'a [f64],
+    n: usize,
+    alpha: &'a [f64],
+    inverse: &'a [f64],
+    dk: &'a [f64],
+    c: &'a [f64],
+    prior_k: &'a [f64],
+}
+
+impl GradientPass<'_> {
+    /// Any number of coordinates (the gradient in memory).
+    fn run(&self, grad_w: &mut [f64]) -> (f64, f64) {
+        let (n, dim) = (self.n, grad_w.len());
+        let (alpha, inverse, dk, c) = (self.alpha, self.inverse, self.dk, self.c);
+        let (mut trace_k, mut trace_noise) = (0.0, 0.0);
+        for i in 0..n {
+            let alpha_i = alpha[i];
+            let mut pairs = self.sqd[i * n * dim..(i * n + i + 1) * dim].chunks_exact(dim);
+            let off_diagonal = alpha[..i]
+                .iter()
+                .zip(&inverse[i * n..i * n + i])
+                .zip(&dk[i * n..i * n + i])
+                .zip(&c[i * n..i * n + i]);
+            for (((alpha_j, inverse), dk), c) in off_diagonal {
+                let a = alpha_i * alpha_j - inverse;
+                let sqd = pairs.next().expect("a pair per j");
+                let scaled = a * dk;
+                for (g, s) in grad_w.iter_mut().zip(sqd) {
+                    *g += scaled * s;
+                }
+                trace_k += a * c;
+            }
+            let a = 0.5 * (alpha_i * alpha_i - inverse[i * n + i]);
+            let sqd = pairs.next().expect("the diagonal pair");
+            let scaled = a * dk[i * n + i];
+            for (g, s) in grad_w.iter_mut().zip(sqd) {
+                *g += scaled * s;
+            }
+            trace_k += a * self.prior_k[i];
+            trace_noise += a;
+        }
+        (trace_k, trace_noise)
+    }
+
+    /// `D` coordinates: the same operations with the gradient in registers.
+    fn run_fixed<const D: usize>(&self, grad_w: &mut [f64]) -> (f64, f64) {
+        let n = self.n;
+        let (alpha, inverse, dk, c) = (self.alpha, self.inverse, self.dk, self.c);
+        let mut grad = [0.0f64; D];
+        grad.copy_from_slice(grad_w);
+        let (mut trace_k, mut trace_noise) = (0.0, 0.0);
+        for i in 0..n {
+            let alpha_i = alpha[i];
+            let (pairs, _) = self.sqd[i * n * D..(i * n + i + 1) * D].as_chunks::<D>();
+            let off_diagonal = alpha[..i]
+                .iter()
+                .zip(&inverse[i * n..i * n + i])
+                .zip(&dk[i * n..i * n + i])
+                .zip(&c[i * n..i * n + i])
+                .zip(pairs);
+            for ((((alpha_j, inverse), dk), c), sqd) in off_diagonal {
+                let a = alpha_i * alpha_j - inverse;
+                let scaled = a * dk;
+                for d in 0..D {
+                    grad[d] += scaled * sqd[d];
+                }
+                trace_k += a * c;
+            }
+            let a = 0.5 * (alpha_i * alpha_i - inverse[i * n + i]);
+            let sqd = &pairs[i];
+            let scaled = a * dk[i * n + i];
+            for d in 0..D {
+                grad[d] += scaled * sqd[d];
+            }
+            trace_k += a * self.prior_k[i];
+            trace_noise += a;
+        }
+        grad_w.copy_from_slice(&grad);
+        (trace_k, trace_noise)
+    }
+}
+
+/// Buffers of [`TrainingData::marginal_log_likelihood_with`], reused across a fit's
+/// evaluations.
+#[derive(Debug)]
+pub(crate) struct Workspace {
+    c: Vec<f64>,
+    dk: Vec<f64>,
+    inverse: Vec<f64>,
+    chol: Cholesky,
+}
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Self {
+            c: Vec::new(),
+            dk: Vec::new(),
+            inverse: Vec::new(),
+            chol: Cholesky::empty(),
+        }
     }
 }
 
@@ -250,15 +396,33 @@ fn params_from_raw(raw: &[f64], dim: usize, minimum_noise: f64, noise_free: bool
 }
 
 /// The negative log posterior (the fit's loss) and its gradient at raw parameters.
+#[cfg(test)]
 pub(crate) fn fit_loss(
     data: &TrainingData,
     raw: &[f64],
     minimum_noise: f64,
     noise_free: bool,
 ) -> Result<(f64, Vec<f64>), FitError> {
+    fit_loss_with(
+        data,
+        raw,
+        minimum_noise,
+        noise_free,
+        &mut Workspace::default(),
+    )
+}
+
+/// [`fit_loss`] with the buffers of `ws`.
+fn fit_loss_with(
+    data: &TrainingData,
+    raw: &[f64],
+    minimum_noise: f64,
+    noise_free: bool,
+    ws: &mut Workspace,
+) -> Result<(f64, Vec<f64>), FitError> {
     let params = params_from_raw(raw, data.dim, minimum_noise, noise_free);
     let (mll, mll_grad) = data
-        .marginal_log_likelihood(&params, minimum_noise, noise_free)
+        .marginal_log_likelihood_with(&params, minimum_noise, noise_free, ws)
         .ok_or(FitError::NotPositiveDefinite)?;
     let prior_grad = log_prior_gradient(&params, minimum_noise, noise_free);
     let loss = -mll - log_prior(&params);
@@ -292,8 +456,9 @@ pub(crate) fn fit_from(
         pgtol: gtol,
         ..Default::default()
     };
+    let mut ws = Workspace::default();
     let result = minimize(
-        |raw| fit_loss(data, raw, minimum_noise, noise_free),
+        |raw| fit_loss_with(data, raw, minimum_noise, noise_free, &mut ws),
         &raw,
         None,
         settings,
@@ -383,11 +548,14 @@ impl GpRegressor {
         self.params.kernel_scale * matern52(self.scaled_d2(a, b))
     }
 
+    #[inline]
     fn scaled_d2(&self, a: &[f64], b: &[f64]) -> f64 {
         let w = &self.params.inverse_squared_lengthscales;
         let cat = &self.data.is_categorical;
-        (0..a.len())
-            .map(|d| w[d] * coordinate_sqd(a[d], b[d], cat[d]))
+        a.iter()
+            .zip(b)
+            .zip(w.iter().zip(cat))
+            .map(|((a, b), (w, cat))| w * coordinate_sqd(*a, *b, *cat))
             .sum()
     }
 
@@ -421,22 +589,94 @@ impl GpRegressor {
         (mean, var.max(0.0))
     }
 
+    /// [`Self::posterior`] at each of `points` (the same operations, several points at a
+    /// time so that each row of `L⁻¹` is loaded once for all of them).
+    pub(crate) fn posteriors(&self, points: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        const R: usize = 4;
+        let n = self.data.n;
+        let scale = self.params.kernel_scale;
+        let mut out = Vec::with_capacity(points.len());
+        let mut k = vec![[0.0; R]; n];
+        let mut v = Vec::with_capacity(n);
+        let dim = self.data.dim;
+        let w = &self.params.inverse_squared_lengthscales;
+        let cat = &self.data.is_categorical;
+        // The candidates side by side: `xt[d][c]` is coordinate d of candidate c.
+        let mut xt = vec![[0.0; R]; dim];
+        let mut chunks = points.chunks_exact(R);
+        for chunk in &mut chunks {
+            for (d, xt) in xt.iter_mut().enumerate() {
+                for c in 0..R {
+                    xt[c] = chunk[c][d];
+                }
+            }
+            for (i, row) in self.data.x.chunks_exact(dim).enumerate() {
+                // `scaled_d2` and `matern52` of each candidate, the same operations.
+                let mut d2 = [0.0; R];
+                for (((xt, b), w), cat) in xt.iter().zip(row).zip(w).zip(cat) {
+                    if *cat {
+                        for c in 0..R {
+                            d2[c] += w * coordinate_sqd(xt[c], *b, true);
+                        }
+                    } else {
+                        for c in 0..R {
+                            d2[c] += w * ((xt[c] - b) * (xt[c] - b));
+                        }
+                    }
+                }
+                let s = d2.map(|d2| (5.0 * d2).sqrt());
+                let e = s.map(|s| (-s).exp());
+                for c in 0..R {
+                    k[i][c] = scale * (e[c] * ((5.0 / 3.0) * d2[c] + s[c] + 1.0));
+                }
+            }
+            let means = dot_lanes(&self.alpha, &k);
+            self.chol.solve_lower_lanes(&k, &mut v);
+            let reductions = squared_norm_lanes(&v);
+            for (mean, reduction) in means.into_iter().zip(reductions) {
+                let var = scale - reduction;
+                out.push((mean, var.max(0.0)));
+            }
+        }
+        out.extend(chunks.remainder().iter().map(|x| self.posterior(x)));
+        out
+    }
+
     /// Posterior mean and variance at `x` with their gradients.
     pub(crate) fn posterior_with_gradient(&self, x: &[f64]) -> PosteriorWithGradient {
         let (n, dim) = (self.data.n, self.data.dim);
-        let k = self.kernel_row(x);
+        let w = &self.params.inverse_squared_lengthscales;
+        let cat = &self.data.is_categorical;
+        let scale = self.params.kernel_scale;
+        // k(x, X) and ∂k/∂d2 with one exponential per training point (the same values as
+        // `kernel` and `kernel_gradient`).
+        let mut k = Vec::with_capacity(n);
+        let mut dk_dd2 = Vec::with_capacity(n);
+        for i in 0..n {
+            let d2 = self.scaled_d2(x, self.data.row(i));
+            let s = (5.0 * d2).sqrt();
+            let e = (-s).exp();
+            k.push(scale * (e * ((5.0 / 3.0) * d2 + s + 1.0)));
+            dk_dd2.push(scale * ((-5.0 / 6.0) * (s + 1.0) * e));
+        }
         let mean = dot(&k, &self.alpha);
         let c_inv_k = self.chol.solve(&k);
         let raw_var =
             self.params.kernel_scale - k.iter().zip(&c_inv_k).map(|(a, b)| a * b).sum::<f64>();
         let mut dmean = vec![0.0; dim];
         let mut dvar = vec![0.0; dim];
-        let mut dk = vec![0.0; dim];
         for i in 0..n {
-            self.kernel_gradient(x, self.data.row(i), &mut dk);
+            let b = self.data.row(i);
+            let dk = dk_dd2[i];
+            let (a, c) = (self.alpha[i], 2.0 * c_inv_k[i]);
             for d in 0..dim {
-                dmean[d] += self.alpha[i] * dk[d];
-                dvar[d] -= 2.0 * c_inv_k[i] * dk[d];
+                let g = if cat[d] {
+                    0.0
+                } else {
+                    dk * w[d] * 2.0 * (x[d] - b[d])
+                };
+                dmean[d] += a * g;
+                dvar[d] -= c * g;
             }
         }
         if raw_var <= 0.0 {

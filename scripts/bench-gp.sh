@@ -10,7 +10,7 @@
 #
 # usage: scripts/bench-gp.sh [N_SEEDS] [N_TRIALS] [FUNCTIONS]
 #        (40 seeds, 60 trials, "branin,hartmann-6,mixed"); the time per ask is measured
-#        on 3 seeds x 100 trials of the same functions
+#        on ASK_SEEDS (3) seeds x 100 trials of the same functions
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,6 +19,7 @@ trials="${2:-60}"
 functions="${3:-branin,hartmann-6,mixed}"
 # PARTS=ask-time (or quality) runs one part only.
 parts="${PARTS:-quality ask-time}"
+ask_seeds="${ASK_SEEDS:-3}"
 venv="$root/target/venv/optuna-gp"
 torch_site="$root/target/venv/torch/lib/python3.11/site-packages"
 if [ ! -d "$torch_site/torch" ]; then
@@ -47,7 +48,7 @@ if [[ " $parts " == *" quality "* ]]; then
     "$venv/bin/python" "$root/scripts/python/bench_gp.py" quality "$seeds" "$trials" "$functions" >>"$data/gp-quality.csv"
 fi
 if [[ " $parts " == *" ask-time "* ]]; then
-    cargo bench --quiet -p saturate-study --bench gp -- ask-time 3 100 "$functions" >"$data/gp-ask-time.csv"
-    "$venv/bin/python" "$root/scripts/python/bench_gp.py" ask-time 3 100 "$functions" >>"$data/gp-ask-time.csv"
+    cargo bench --quiet -p saturate-study --bench gp -- ask-time "$ask_seeds" 100 "$functions" >"$data/gp-ask-time.csv"
+    "$venv/bin/python" "$root/scripts/python/bench_gp.py" ask-time "$ask_seeds" 100 "$functions" >>"$data/gp-ask-time.csv"
 fi
 "$venv/bin/python" "$root/scripts/python/bench_gp.py" table "$data/gp-quality.csv" "$data/gp-ask-time.csv"

@@ -1,5 +1,15 @@
 //! Dense Cholesky factorisation and triangular solves on row-major square matrices.
 
+/// Runs `f` compiled for the widest vector instructions of this CPU (AVX2 or AVX-512 on
+/// x86-64), chosen at run time; everything `f` inlines is compiled that way. The results
+/// are the same bit for bit on every instruction set: the operations and their order are
+/// fixed by the code, and Rust never fuses a multiply and an add into one instruction, so
+/// only the width of the vector registers changes.
+#[inline(always)]
+pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
+    pulp::Arch::new().dispatch(f)
+}
+
 /// `a · b` with four running sums, which the compiler turns into vector instructions (a
 /// single running sum must be kept in order, one element at a time).
 #[inline]
@@ -120,6 +130,7 @@ fn dot_lanes_strided<const R: usize>(a: &[f64], b: &[f64], stride: usize) -> [f6
 /// below the diagonal is `(a_ij − dot(L[i][..j], L[j][..j])) / L[j][j]` with the same
 /// operations as [`dot`], four rows at a time side by side in vector registers:
 /// `transposed` holds `Lᵀ` (row `k` is column `k` of `L`, contiguous over the rows).
+#[inline(always)]
 pub(crate) fn cholesky_into(
     a: &[f64],
     n: usize,
@@ -211,17 +222,23 @@ impl Cholesky {
     /// the factor unusable) when `a` is not numerically positive definite.
     pub(crate) fn factor(&mut self, a: &[f64], n: usize) -> bool {
         self.n = n;
-        if !cholesky_into(a, n, &mut self.lower, &mut self.transposed) {
-            return false;
-        }
-        self.invert_lower();
-        true
+        vectorized(
+            #[inline(always)]
+            || {
+                if !cholesky_into(a, n, &mut self.lower, &mut self.transposed) {
+                    return false;
+                }
+                self.invert_lower();
+                true
+            },
+        )
     }
 
     /// `L⁻¹` from `L`. Row i of `L⁻¹` is `(e_i − Σ_{k<i} L[i][k] · row k of L⁻¹) / L[i][i]`:
     /// element m starts at 0 and loses `L[i][k] · L⁻¹[k][m]` for k = m, m+1, …, i−1 in
     /// turn (k with `L[i][k] = 0` skipped), then is divided by `L[i][i]`. Blocks of
     /// sixteen elements keep their running values in registers.
+    #[inline(always)]
     fn invert_lower(&mut self) {
         const W: usize = 16;
         let n = self.n;
@@ -287,6 +304,7 @@ impl Cholesky {
 
     /// `L⁻¹ b` for `R` right-hand sides stored as the lanes of `b` (each the same as
     /// [`Self::solve_lower`]), into `out` (resized to `n`), lanes likewise.
+    #[inline(always)]
     pub(crate) fn solve_lower_lanes<const R: usize>(
         &self,
         b: &[[f64; R]],
@@ -294,28 +312,32 @@ impl Cholesky {
     ) {
         let n = self.n;
         out.clear();
-        out.extend(
-            self.lower_inverse
-                .chunks_exact(n)
-                .enumerate()
-                .map(|(i, row)| dot_lanes(&row[..=i], b)),
-        );
+        // A plain loop rather than `extend` over a `map`: the iterator's fold would be a
+        // function of its own, compiled without the caller's vector instructions.
+        for (i, row) in self.lower_inverse.chunks_exact(n).enumerate() {
+            out.push(dot_lanes(&row[..=i], b));
+        }
     }
 
     /// `L⁻¹ b`.
+    #[inline(always)]
     pub(crate) fn solve_lower(&self, b: &[f64]) -> Vec<f64> {
         let n = self.n;
-        (0..n)
-            .map(|i| dot(&self.lower_inverse[i * n..i * n + i + 1], &b[..=i]))
-            .collect()
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            out.push(dot(&self.lower_inverse[i * n..i * n + i + 1], &b[..=i]));
+        }
+        out
     }
 
     /// `(L Lᵀ)⁻¹ b = L⁻ᵀ (L⁻¹ b)`.
+    #[inline(always)]
     pub(crate) fn solve(&self, b: &[f64]) -> Vec<f64> {
         self.solve_upper(&self.solve_lower(b))
     }
 
     /// `L⁻ᵀ v` (with `v = L⁻¹ b`, [`Self::solve`] of `b`).
+    #[inline(always)]
     pub(crate) fn solve_upper(&self, v: &[f64]) -> Vec<f64> {
         let n = self.n;
         let mut out = vec![0.0; n];
@@ -344,6 +366,7 @@ impl Cholesky {
 
     /// The lower triangle (diagonal included) of [`Self::inverse`] into `inv` (resized),
     /// the strict upper triangle 0: each element is the same sum in the same order.
+    #[inline(always)]
     pub(crate) fn inverse_lower_into(&self, inv: &mut Vec<f64>) {
         const W: usize = 16;
         let n = self.n;

@@ -128,7 +128,7 @@ fn dot_lanes_strided<const R: usize>(a: &[f64], b: &[f64], stride: usize) -> [f6
 
 /// [`cholesky`] into `l` (resized); `false` when a pivot is not positive. Each element
 /// below the diagonal is `(a_ij − dot(L[i][..j], L[j][..j])) / L[j][j]` with the same
-/// operations as [`dot`], four rows at a time side by side in vector registers:
+/// operations as [`dot`], eight or four rows at a time side by side in vector registers:
 /// `transposed` holds `Lᵀ` (row `k` is column `k` of `L`, contiguous over the rows).
 #[inline(always)]
 pub(crate) fn cholesky_into(
@@ -157,6 +157,15 @@ pub(crate) fn cholesky_into(
         l[j * n + j] = d;
         transposed[j * n + j] = d;
         let mut i = j + 1;
+        while i + 8 <= n {
+            let sums = dot_lanes_strided::<8>(&l[j * n..j * n + j], &transposed[i..], n);
+            for (c, s) in sums.into_iter().enumerate() {
+                let v = (a[(i + c) * n + j] - s) / d;
+                l[(i + c) * n + j] = v;
+                transposed[j * n + i + c] = v;
+            }
+            i += 8;
+        }
         while i + 4 <= n {
             let sums = dot_lanes_strided::<4>(&l[j * n..j * n + j], &transposed[i..], n);
             for (c, s) in sums.into_iter().enumerate() {

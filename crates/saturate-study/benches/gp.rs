@@ -108,10 +108,15 @@ fn params(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)]
     }
 }
 
-/// [`params`] with three trials asked before they are told (qLogEI on the RUNNING ones) and
-/// a constraint on the value (feasible below the median-ish `value <= 10`): the trace of
-/// the sampler's other paths.
-fn params_batch(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)]) {
+/// [`params`] with three trials asked before they are told (qLogEI on the RUNNING ones) and,
+/// with `constrained`, a constraint on the value (feasible below the median-ish
+/// `value <= 10`; qLogCEI): the trace of the sampler's other paths.
+fn params_batch(
+    n_seeds: u64,
+    n_trials: usize,
+    functions: &[(&'static str, Objective)],
+    constrained: bool,
+) {
     println!("function,seed,trial,params,value");
     for (name, f) in functions {
         for seed in 0..n_seeds {
@@ -121,7 +126,9 @@ fn params_batch(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objec
                 let mut trials: Vec<_> = (0..3).map(|_| study.ask().unwrap()).collect();
                 for trial in &mut trials {
                     let value = f(trial).unwrap();
-                    trial.set_constraint("c", value - 10.0).unwrap();
+                    if constrained {
+                        trial.set_constraint("c", value - 10.0).unwrap();
+                    }
                     let params: Vec<String> = trial
                         .params()
                         .iter()
@@ -152,7 +159,11 @@ fn main() {
         "quality" => quality(n_seeds, n_trials, &functions),
         "ask-time" => ask_time(n_seeds, n_trials, &functions),
         "params" => params(n_seeds, n_trials, &functions),
-        "params-batch" => params_batch(n_seeds, n_trials, &functions),
-        other => panic!("unknown mode {other}: quality, ask-time, params or params-batch"),
+        "params-batch" => params_batch(n_seeds, n_trials, &functions, true),
+        "params-batch-unconstrained" => params_batch(n_seeds, n_trials, &functions, false),
+        other => panic!(
+            "unknown mode {other}: quality, ask-time, params, params-batch or \
+             params-batch-unconstrained"
+        ),
     }
 }

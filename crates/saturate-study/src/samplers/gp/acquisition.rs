@@ -150,17 +150,17 @@ pub(crate) fn normal_sobol(dim: usize, n: usize, seed: u32) -> Vec<f64> {
     out
 }
 
-/// The conditional model of qLogEI: fantasies at the RUNNING points drawn once from the
-/// joint posterior with fixed quasi-random normals, and the posterior of a candidate given
-/// them (Optuna's `ConditionalGPRegressor`).
+/// The conditional model of qLogEI and qLogCEI: fantasies at the RUNNING points drawn once
+/// from a GP's joint posterior with fixed quasi-random normals, and the posterior of a
+/// candidate given them (Optuna's `ConditionalGPRegressor`).
 #[derive(Debug, Clone)]
 pub(crate) struct Fantasies {
     running: Vec<Vec<f64>>,
     n_samples: usize,
     /// The candidate's fixed normal per sample.
     candidate_normals: Vec<f64>,
-    /// Per sample: the best log improvement among the fantasies.
-    best_fantasy_log_improvement: Vec<f64>,
+    /// `r × n_samples`: the fantasy values at the running points.
+    values: Vec<f64>,
     /// Cholesky factor of the running points' posterior covariance.
     running_chol: Cholesky,
     /// `r × n_samples`: that covariance's inverse applied to (fantasy − mean).
@@ -169,14 +169,20 @@ pub(crate) struct Fantasies {
     v_r: Vec<f64>,
 }
 
+/// A candidate's conditional value per sample under [`Fantasies`], with what its gradient
+/// needs: `y_s = mean + Σ_a c_a inv_delta[a][s] + sd · normal_s`, where `c` is the
+/// posterior covariance of the candidate with the running points.
+struct CandidateSamples {
+    y: Vec<f64>,
+    dmean: Vec<f64>,
+    /// `r × dim`: the gradient of `c`.
+    dc: Vec<f64>,
+    /// The gradient of `sd`.
+    dsd: Vec<f64>,
+}
+
 impl Fantasies {
-    fn new(
-        gp: &GpRegressor,
-        running: Vec<Vec<f64>>,
-        n_samples: usize,
-        seed: u32,
-        threshold: f64,
-    ) -> Self {
+    fn new(gp: &GpRegressor, running: Vec<Vec<f64>>, n_samples: usize, seed: u32) -> Self {
         let r = running.len();
         let n = gp.data.n;
         let normals = normal_sobol(r + 1, n_samples, seed);
@@ -196,15 +202,14 @@ impl Fantasies {
             jitter *= 10.0;
         };
         let mut inv_delta = vec![0.0; r * n_samples];
-        let mut best = vec![f64::NEG_INFINITY; n_samples];
+        let mut values = vec![0.0; r * n_samples];
         for s in 0..n_samples {
             let z = &normals[s * (r + 1)..s * (r + 1) + r];
             let delta: Vec<f64> = (0..r)
                 .map(|a| (0..=a).map(|b| running_chol.lower[a * r + b] * z[b]).sum())
                 .collect();
             for a in 0..r {
-                let improvement = (mean_r[a] + delta[a] - threshold).max(IMPROVEMENT_FLOOR);
-                best[s] = best[s].max(improvement.ln());
+                values[a * n_samples + s] = mean_r[a] + delta[a];
             }
             let solved = running_chol.solve(&delta);
             for a in 0..r {
@@ -222,11 +227,115 @@ impl Fantasies {
             candidate_normals: (0..n_samples).map(|s| normals[s * (r + 1) + r]).collect(),
             running,
             n_samples,
-            best_fantasy_log_improvement: best,
+            values,
             running_chol,
             inv_delta,
             v_r,
         }
+    }
+
+    /// The fantasy value of running point `a` in sample `s`.
+    fn value(&self, a: usize, s: usize) -> f64 {
+        self.values[a * self.n_samples + s]
+    }
+
+    /// The candidate `x`'s conditional value per sample, of `gp` (the GP the fantasies were
+    /// drawn from).
+    fn candidate(&self, gp: &GpRegressor, x: &[f64]) -> CandidateSamples {
+        let p = gp.posterior_with_gradient(x);
+        let (dim, n, r) = (x.len(), gp.data.n, self.running.len());
+        // Posterior cross-covariance with the running points and its gradient.
+        let k_x = gp.kernel_row(x);
+        let mut dk_x = vec![0.0; n * dim];
+        for i in 0..n {
+            let row = &gp.data.x[i * dim..(i + 1) * dim];
+            gp.kernel_gradient(x, row, &mut dk_x[i * dim..(i + 1) * dim]);
+        }
+        let mut c = vec![0.0; r];
+        let mut dc = vec![0.0; r * dim];
+        let mut buffer = vec![0.0; dim];
+        for (a, point) in self.running.iter().enumerate() {
+            c[a] = gp.kernel(x, point) - (0..n).map(|i| k_x[i] * self.v_r[i * r + a]).sum::<f64>();
+            gp.kernel_gradient(x, point, &mut buffer);
+            for d in 0..dim {
+                dc[a * dim + d] = buffer[d]
+                    - (0..n)
+                        .map(|i| dk_x[i * dim + d] * self.v_r[i * r + a])
+                        .sum::<f64>();
+            }
+        }
+        let inv_c = self.running_chol.solve(&c);
+        let raw_var =
+            p.var + STABILIZING_NOISE - c.iter().zip(&inv_c).map(|(a, b)| a * b).sum::<f64>();
+        let sd = raw_var.max(0.0).sqrt();
+        let dsd: Vec<f64> = (0..dim)
+            .map(|d| {
+                if raw_var <= 0.0 {
+                    return 0.0;
+                }
+                let dvar =
+                    p.dvar[d] - 2.0 * (0..r).map(|a| inv_c[a] * dc[a * dim + d]).sum::<f64>();
+                dvar / (2.0 * sd)
+            })
+            .collect();
+        let s_count = self.n_samples;
+        let y = (0..s_count)
+            .map(|s| {
+                let shift: f64 = (0..r).map(|a| c[a] * self.inv_delta[a * s_count + s]).sum();
+                p.mean + shift + sd * self.candidate_normals[s]
+            })
+            .collect();
+        CandidateSamples {
+            y,
+            dmean: p.dmean,
+            dc,
+            dsd,
+        }
+    }
+}
+
+impl CandidateSamples {
+    /// `Σ_s weights[s] · ∂y_s/∂x`, added to `grad` (samples of weight 0 skipped).
+    fn add_gradient(&self, fantasies: &Fantasies, weights: &[f64], grad: &mut [f64]) {
+        let (dim, r, s_count) = (grad.len(), fantasies.running.len(), fantasies.n_samples);
+        let (mut w_total, mut w_normal) = (0.0, 0.0);
+        let mut w_shift = vec![0.0; r];
+        for (s, w) in weights.iter().enumerate() {
+            if *w == 0.0 {
+                continue;
+            }
+            w_total += w;
+            w_normal += w * fantasies.candidate_normals[s];
+            for (a, acc) in w_shift.iter_mut().enumerate() {
+                *acc += w * fantasies.inv_delta[a * s_count + s];
+            }
+        }
+        for (d, g) in grad.iter_mut().enumerate() {
+            *g += w_total * self.dmean[d]
+                + (0..r)
+                    .map(|a| w_shift[a] * self.dc[a * dim + d])
+                    .sum::<f64>()
+                + w_normal * self.dsd[d];
+        }
+    }
+}
+
+/// The temperature of qLogCEI's smoothed feasibility `log σ((y − t) / τ)` (Optuna's
+/// `qLogPI` default).
+const FEASIBILITY_TEMPERATURE: f64 = 1e-2;
+
+/// `log σ(z)` without overflow: `min(z, 0) − log(1 + e^{−|z|})`.
+fn log_sigmoid(z: f64) -> f64 {
+    z.min(0.0) - (-z.abs()).exp().ln_1p()
+}
+
+/// `σ(z)`, the derivative of [`log_sigmoid`] at `-z`, without overflow.
+fn sigmoid(z: f64) -> f64 {
+    if z >= 0.0 {
+        1.0 / (1.0 + (-z).exp())
+    } else {
+        let e = z.exp();
+        e / (1.0 + e)
     }
 }
 
@@ -239,6 +348,15 @@ pub(crate) struct Acquisition {
     /// One GP per constraint with its standardised threshold: the point is feasible for
     /// the constraint where the GP's value is above it.
     constraints: Vec<(GpRegressor, f64)>,
+    /// With RUNNING trials (qLogCEI): each constraint's fantasies, in the order of
+    /// `constraints`.
+    constraint_fantasies: Vec<Fantasies>,
+    /// With RUNNING trials: the QMC seed of the objective's fantasies (the constraints'
+    /// follow it, as in Optuna).
+    seed: u32,
+    /// With RUNNING trials: per sample, the best log utility among the running points (they
+    /// do not move with the candidate).
+    best_running: Vec<f64>,
 }
 
 impl Acquisition {
@@ -249,6 +367,9 @@ impl Acquisition {
             threshold,
             fantasies: None,
             constraints: Vec::new(),
+            constraint_fantasies: Vec::new(),
+            seed: 0,
+            best_running: Vec::new(),
         }
     }
 
@@ -261,21 +382,71 @@ impl Acquisition {
         n_samples: usize,
         seed: u32,
     ) -> Self {
-        let fantasies = Fantasies::new(&gp, running, n_samples, seed, threshold);
-        Self {
+        let fantasies = Fantasies::new(&gp, running, n_samples, seed);
+        let mut acquisition = Self {
             gp,
             threshold,
             fantasies: Some(fantasies),
             constraints: Vec::new(),
-        }
+            constraint_fantasies: Vec::new(),
+            seed,
+            best_running: Vec::new(),
+        };
+        acquisition.best_running = acquisition.best_running_utilities();
+        acquisition
     }
 
     /// Weighs the acquisition by the probability of feasibility of each constraint
     /// (Optuna's `LogCEI`): adds `log P(c_i(x) <= 0)` from each constraint's GP. With a
-    /// `threshold` of -∞ (no feasible trial yet) only those terms remain.
+    /// `threshold` of -∞ (no feasible trial yet) only those terms remain. With RUNNING
+    /// trials (Optuna's `qLogCEI`), each constraint's GP draws fantasies at the running
+    /// points too (seeds following the objective's), and each sample's utility of a point is
+    /// its log improvement plus `log σ((y_i − t_i) / τ)` of each constraint's value there.
     pub(crate) fn with_constraints(mut self, constraints: Vec<(GpRegressor, f64)>) -> Self {
+        if let Some(f) = &self.fantasies {
+            self.constraint_fantasies = constraints
+                .iter()
+                .enumerate()
+                .map(|(i, (gp, _))| {
+                    let seed = self.seed.wrapping_add(i as u32 + 1);
+                    Fantasies::new(gp, f.running.clone(), f.n_samples, seed)
+                })
+                .collect();
+        }
         self.constraints = constraints;
+        if self.fantasies.is_some() {
+            self.best_running = self.best_running_utilities();
+        }
         self
+    }
+
+    /// Whether the objective's improvement counts (not while no trial is feasible).
+    fn has_objective_term(&self) -> bool {
+        self.threshold != f64::NEG_INFINITY
+    }
+
+    /// Per sample, the best log utility of the running points.
+    fn best_running_utilities(&self) -> Vec<f64> {
+        let Some(f) = &self.fantasies else {
+            return Vec::new();
+        };
+        (0..f.n_samples)
+            .map(|s| {
+                let mut best = f64::NEG_INFINITY;
+                for a in 0..f.running.len() {
+                    let mut utility = 0.0;
+                    if self.has_objective_term() {
+                        let improvement = (f.value(a, s) - self.threshold).max(IMPROVEMENT_FLOOR);
+                        utility += improvement.ln();
+                    }
+                    for (cf, (_, t)) in self.constraint_fantasies.iter().zip(&self.constraints) {
+                        utility += log_sigmoid((cf.value(a, s) - t) / FEASIBILITY_TEMPERATURE);
+                    }
+                    best = best.max(utility);
+                }
+                best
+            })
+            .collect()
     }
 
     /// The constraints' log probability of feasibility at `x`, added to `grad`.
@@ -321,102 +492,91 @@ impl Acquisition {
 
     /// The value and its gradient in `x` (0 along categorical coordinates).
     pub(crate) fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
-        if self.constraints.is_empty() {
-            return self.objective_value_and_gradient(x);
+        if let Some(f) = &self.fantasies {
+            return self.q_value_and_gradient(f, x);
         }
-        let (value, mut grad) = if self.threshold == f64::NEG_INFINITY {
-            (0.0, vec![0.0; x.len()])
-        } else {
-            self.objective_value_and_gradient(x)
-        };
-        let feasibility = self.add_constraints(x, &mut grad);
-        (value + feasibility, grad)
-    }
-
-    /// The objective's (q)LogEI and its gradient.
-    fn objective_value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
-        let p = self.gp.posterior_with_gradient(x);
-        let Some(f) = &self.fantasies else {
+        let (value, mut grad) = if self.has_objective_term() {
+            let p = self.gp.posterior_with_gradient(x);
             let (value, dmean, dvar) = logei(p.mean, p.var, self.threshold);
             let grad = (0..x.len())
                 .map(|d| dmean * p.dmean[d] + dvar * p.dvar[d])
                 .collect();
-            return (value, grad);
+            (value, grad)
+        } else {
+            (0.0, vec![0.0; x.len()])
         };
-        let (gp, dim, n, r) = (&self.gp, x.len(), self.gp.data.n, f.running.len());
-        // Posterior cross-covariance with the running points and its gradient.
-        let k_x = gp.kernel_row(x);
-        let mut dk_x = vec![0.0; n * dim];
-        for i in 0..n {
-            let row = &gp.data.x[i * dim..(i + 1) * dim];
-            gp.kernel_gradient(x, row, &mut dk_x[i * dim..(i + 1) * dim]);
+        if self.constraints.is_empty() {
+            return (value, grad);
         }
-        let mut c = vec![0.0; r];
-        let mut dc = vec![0.0; r * dim];
-        let mut buffer = vec![0.0; dim];
-        for (a, point) in f.running.iter().enumerate() {
-            c[a] = gp.kernel(x, point) - (0..n).map(|i| k_x[i] * f.v_r[i * r + a]).sum::<f64>();
-            gp.kernel_gradient(x, point, &mut buffer);
-            for d in 0..dim {
-                dc[a * dim + d] = buffer[d]
-                    - (0..n)
-                        .map(|i| dk_x[i * dim + d] * f.v_r[i * r + a])
-                        .sum::<f64>();
-            }
-        }
-        let inv_c = f.running_chol.solve(&c);
-        let raw_var =
-            p.var + STABILIZING_NOISE - c.iter().zip(&inv_c).map(|(a, b)| a * b).sum::<f64>();
-        let sd = raw_var.max(0.0).sqrt();
-        let dsd: Vec<f64> = (0..dim)
-            .map(|d| {
-                if raw_var <= 0.0 {
-                    return 0.0;
-                }
-                let dvar =
-                    p.dvar[d] - 2.0 * (0..r).map(|a| inv_c[a] * dc[a * dim + d]).sum::<f64>();
-                dvar / (2.0 * sd)
-            })
-            .collect();
-        // Per sample: the better of the fantasies' and the candidate's log improvement.
+        let feasibility = self.add_constraints(x, &mut grad);
+        (value + feasibility, grad)
+    }
+
+    /// qLogEI / qLogCEI: the log of the mean over samples of the best utility among the
+    /// running points and the candidate, and its gradient (through the candidate, in the
+    /// samples where it is the best).
+    fn q_value_and_gradient(&self, f: &Fantasies, x: &[f64]) -> (f64, Vec<f64>) {
         let s_count = f.n_samples;
+        let objective = self.has_objective_term().then(|| f.candidate(&self.gp, x));
+        let constraints: Vec<(CandidateSamples, f64)> = self
+            .constraint_fantasies
+            .iter()
+            .zip(&self.constraints)
+            .map(|(cf, (gp, t))| (cf.candidate(gp, x), *t))
+            .collect();
         let mut maxima = vec![0.0; s_count];
-        let mut weights = vec![0.0; s_count];
+        let mut wins = vec![false; s_count];
         for s in 0..s_count {
-            let shift: f64 = (0..r).map(|a| c[a] * f.inv_delta[a * s_count + s]).sum();
-            let y = p.mean + shift + sd * f.candidate_normals[s];
-            let improvement = y - self.threshold;
-            let candidate = improvement.max(IMPROVEMENT_FLOOR).ln();
-            let fantasy = f.best_fantasy_log_improvement[s];
-            maxima[s] = candidate.max(fantasy);
-            if candidate > fantasy && improvement > IMPROVEMENT_FLOOR {
-                weights[s] = 1.0 / improvement;
+            let mut candidate = 0.0;
+            if let Some(o) = &objective {
+                let improvement = o.y[s] - self.threshold;
+                candidate += improvement.max(IMPROVEMENT_FLOOR).ln();
             }
+            for (c, t) in &constraints {
+                candidate += log_sigmoid((c.y[s] - t) / FEASIBILITY_TEMPERATURE);
+            }
+            let running = self.best_running[s];
+            maxima[s] = candidate.max(running);
+            wins[s] = candidate > running;
         }
         let top = maxima.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let sum: f64 = maxima.iter().map(|m| (m - top).exp()).sum();
         let value = top + sum.ln() - (s_count as f64).ln();
-        // d value / d y_s = softmax_s / improvement_s where the candidate wins.
-        let (mut w_total, mut w_normal) = (0.0, 0.0);
-        let mut w_shift = vec![0.0; r];
-        for s in 0..s_count {
-            let w = (maxima[s] - top).exp() / sum * weights[s];
-            if w == 0.0 {
-                continue;
-            }
-            w_total += w;
-            w_normal += w * f.candidate_normals[s];
-            for (a, acc) in w_shift.iter_mut().enumerate() {
-                *acc += w * f.inv_delta[a * s_count + s];
-            }
-        }
-        let grad = (0..dim)
-            .map(|d| {
-                w_total * p.dmean[d]
-                    + (0..r).map(|a| w_shift[a] * dc[a * dim + d]).sum::<f64>()
-                    + w_normal * dsd[d]
+        // d value / d utility_s is the softmax weight of sample s where the candidate wins.
+        let softmax: Vec<f64> = (0..s_count)
+            .map(|s| {
+                if wins[s] {
+                    (maxima[s] - top).exp() / sum
+                } else {
+                    0.0
+                }
             })
             .collect();
+        let mut grad = vec![0.0; x.len()];
+        if let Some(o) = &objective {
+            // d log(improvement) / dy = 1 / improvement, 0 where it is clamped.
+            let weights: Vec<f64> = (0..s_count)
+                .map(|s| {
+                    let improvement = o.y[s] - self.threshold;
+                    if softmax[s] != 0.0 && improvement > IMPROVEMENT_FLOOR {
+                        softmax[s] * (1.0 / improvement)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            o.add_gradient(f, &weights, &mut grad);
+        }
+        for ((c, t), cf) in constraints.iter().zip(&self.constraint_fantasies) {
+            // d log σ(z) / dz = σ(−z), z = (y − t) / τ.
+            let weights: Vec<f64> = (0..s_count)
+                .map(|s| {
+                    let z = (c.y[s] - t) / FEASIBILITY_TEMPERATURE;
+                    softmax[s] * sigmoid(-z) / FEASIBILITY_TEMPERATURE
+                })
+                .collect();
+            c.add_gradient(cf, &weights, &mut grad);
+        }
         (value, grad)
     }
 }

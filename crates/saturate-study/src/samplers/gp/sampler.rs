@@ -244,8 +244,9 @@ impl GpSampler {
             self.deterministic_objective,
         );
         self.cache = Some(gp.params.clone());
-        // While no trial is feasible the objective's term is dropped: no fantasies needed.
-        let acquisition = if running.is_empty() || threshold == f64::NEG_INFINITY {
+        // With RUNNING trials, qLogEI (qLogCEI with constraints; while no trial is feasible
+        // only the constraints' terms count).
+        let acquisition = if running.is_empty() {
             Acquisition::log_ei(gp, threshold)
         } else {
             let running = running.iter().map(|r| gp_space.normalize(r)).collect();

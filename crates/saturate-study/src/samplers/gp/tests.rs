@@ -427,3 +427,69 @@ fn exp_nonpositive_is_within_an_ulp_of_libm() {
     assert_eq!(exp_nonpositive(f64::NEG_INFINITY), 0.0);
     assert!(exp_nonpositive(f64::NAN).is_nan());
 }
+
+/// qLogCEI: two RUNNING points, one constraint GP; with a feasible best (the objective's
+/// improvement counts) and without one (only the constraint's smoothed feasibility counts).
+#[test]
+fn q_log_cei_gradient_matches_finite_differences() {
+    let x = vec![
+        vec![0.1, 0.2],
+        vec![0.5, 0.9],
+        vec![0.8, 0.4],
+        vec![0.3, 0.6],
+    ];
+    let objective = TrainingData::new(x.clone(), vec![0.2, -1.0, 1.1, 0.4], vec![false, false]);
+    let constraint = TrainingData::new(x, vec![-0.8, 0.3, 1.2, -0.1], vec![false, false]);
+    let gp = GpRegressor::new(objective, optuna_fit()).unwrap();
+    let constraint_gp = GpRegressor::new(constraint, optuna_fit()).unwrap();
+    let running = vec![vec![0.7, 0.5], vec![0.2, 0.3]];
+    for threshold in [1.1, f64::NEG_INFINITY] {
+        let acquisition = Acquisition::q_log_ei(gp.clone(), threshold, running.clone(), 128, 7)
+            .with_constraints(vec![(constraint_gp.clone(), 0.1)]);
+        for x in [[0.6, 0.45], [0.35, 0.8], [0.9, 0.1]] {
+            let (value, grad) = acquisition.value_and_gradient(&x);
+            assert!(value.is_finite(), "value {value} at {x:?}");
+            for (d, (g, n)) in grad
+                .iter()
+                .zip(numeric_gradient(&acquisition, &x))
+                .enumerate()
+            {
+                assert_close(
+                    &format!("threshold {threshold}: d/dx{d} at {x:?}"),
+                    *g,
+                    n,
+                    1e-5,
+                );
+            }
+        }
+    }
+}
+
+/// qLogCEI draws the constraint's fantasies at the RUNNING points: a candidate on top of a
+/// RUNNING trial adds nothing that trial does not already (same fantasies), one away from it
+/// adds its own chance. With no feasible trial yet (threshold −∞) only the constraint's term
+/// counts: at a point as likely feasible as not, the candidate on the running point gains
+/// nothing over LogCEI, while a mostly infeasible point gains from the running one's chance.
+#[test]
+fn q_log_cei_is_low_at_a_running_point() {
+    let x_train = vec![vec![0.1], vec![0.5], vec![0.9]];
+    let data = TrainingData::new(x_train.clone(), vec![0.0, 1.0, -1.0], vec![false]);
+    let constraint = TrainingData::new(x_train, vec![1.0, 0.5, -1.0], vec![false]);
+    let gp = GpRegressor::new(data, optuna_fit_1d()).unwrap();
+    let constraint_gp = GpRegressor::new(constraint, optuna_fit_1d()).unwrap();
+    let x = [0.45];
+    // The constraint's threshold at its posterior mean at x: feasible there with chance ½.
+    let constraints = vec![(constraint_gp.clone(), constraint_gp.posterior(&x).0)];
+    for (threshold, other) in [(1.0, [0.2]), (f64::NEG_INFINITY, [0.8])] {
+        let plain =
+            Acquisition::log_ei(gp.clone(), threshold).with_constraints(constraints.clone());
+        let q = Acquisition::q_log_ei(gp.clone(), threshold, vec![x.to_vec()], 128, 3)
+            .with_constraints(constraints.clone());
+        let on_top = q.value(&x) - plain.value(&x);
+        let away = q.value(&other) - plain.value(&other);
+        assert!(
+            on_top < away - 0.5,
+            "threshold {threshold}: qLogCEI − LogCEI on the running point {on_top}, away {away}"
+        );
+    }
+}

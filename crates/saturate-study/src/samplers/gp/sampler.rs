@@ -54,9 +54,10 @@ const N_QMC_SAMPLES: usize = 128;
 /// constraint gets a GP of its own, and the log expected improvement over the best feasible
 /// value is added to the log probability of each constraint being satisfied (Optuna's
 /// `LogCEI`); while no trial is feasible only those probabilities count. With RUNNING
-/// trials they are added to qLogEI at the candidate (Optuna 5.0 draws joint fantasies of
-/// the constraints too). Every completed trial must set the same constraints
-/// ([`StudyError::Sampler`](crate::StudyError::Sampler) otherwise).
+/// trials (Optuna's `qLogCEI`), each constraint's GP draws fantasies at the RUNNING trials
+/// too, and a sample's utility of a point is its log improvement plus each constraint's
+/// smoothed log feasibility `log σ((y − t) / 0.01)`. Every completed trial must set the
+/// same constraints ([`StudyError::Sampler`](crate::StudyError::Sampler) otherwise).
 ///
 /// Until `n_startup_trials` trials are COMPLETE, and for parameters outside the
 /// intersection search space, values are drawn at random. Studies with several objectives

@@ -196,23 +196,38 @@ fn each_trial_publishes_its_relative_parameters() {
 }
 
 /// Minimise x² + y² subject to x + y >= 1 (optimum 0.5 at x = y = 0.5; the unconstrained
-/// optimum, 0 at the origin, is infeasible).
-fn constrained_study(seed: u64, n: usize) -> DefaultStudy {
+/// optimum, 0 at the origin, is infeasible): 8 start-up trials and 16 GP trials, asked
+/// `batch` at a time and told together. Asserts that at least a quarter of the GP trials
+/// are feasible and that the best feasible value is below 0.51.
+fn assert_constrained_search_succeeds(seed: u64, batch: usize) {
     let sampler = GpSamplerConfig::new()
         .with_seed(seed)
         .with_n_startup_trials(8)
         .init()
         .unwrap();
     let study = StudyConfig::new().with_sampler(sampler).init().unwrap();
-    study
-        .optimize(Some(n), None, |t| {
-            let x = t.suggest_float("x", -2.0, 2.0)?;
-            let y = t.suggest_float("y", -2.0, 2.0)?;
-            t.set_constraint("sum_at_least_1", 1.0 - x - y)?;
-            Ok(x * x + y * y)
-        })
-        .unwrap();
-    study
+    for _ in 0..24 / batch {
+        let mut asked: Vec<_> = (0..batch).map(|_| study.ask().unwrap()).collect();
+        for t in &mut asked {
+            let x = t.suggest_float("x", -2.0, 2.0).unwrap();
+            let y = t.suggest_float("y", -2.0, 2.0).unwrap();
+            t.set_constraint("sum_at_least_1", 1.0 - x - y).unwrap();
+            study.tell(t, &[x * x + y * y]).unwrap();
+        }
+    }
+    let trials = study.trials(None).unwrap();
+    let gp_trials = &trials[8..];
+    let feasible = gp_trials.iter().filter(|t| t.is_feasible()).count();
+    assert!(
+        feasible * 4 >= gp_trials.len(),
+        "seed {seed}, batches of {batch}: {feasible} of {} GP trials feasible",
+        gp_trials.len()
+    );
+    let best = study.best_value().unwrap();
+    assert!(
+        best < 0.51,
+        "seed {seed}, batches of {batch}: best feasible value {best}"
+    );
 }
 
 #[test]
@@ -222,17 +237,7 @@ fn constraints_steer_the_search_to_feasible_points() {
     // search straddles it) and a best feasible value of 0.5000-0.5002. Ignoring the
     // constraint, the GP heads for the infeasible origin.
     for seed in 0..6 {
-        let study = constrained_study(seed, 24);
-        let trials = study.trials(None).unwrap();
-        let gp_trials = &trials[8..];
-        let feasible = gp_trials.iter().filter(|t| t.is_feasible()).count();
-        assert!(
-            feasible * 4 >= gp_trials.len(),
-            "seed {seed}: {feasible} of {} GP trials feasible",
-            gp_trials.len()
-        );
-        let best = study.best_value().unwrap();
-        assert!(best < 0.51, "seed {seed}: best feasible value {best}");
+        assert_constrained_search_succeeds(seed, 1);
     }
 }
 
@@ -243,31 +248,7 @@ fn constraints_steer_a_batched_search_to_feasible_points() {
     // 6 batches of 4): 8-16 of the 16 GP trials feasible and a best feasible value of
     // 0.50001-0.50017.
     for seed in 0..6 {
-        let sampler = GpSamplerConfig::new()
-            .with_seed(seed)
-            .with_n_startup_trials(8)
-            .init()
-            .unwrap();
-        let study = StudyConfig::new().with_sampler(sampler).init().unwrap();
-        for _ in 0..6 {
-            let mut batch: Vec<_> = (0..4).map(|_| study.ask().unwrap()).collect();
-            for t in &mut batch {
-                let x = t.suggest_float("x", -2.0, 2.0).unwrap();
-                let y = t.suggest_float("y", -2.0, 2.0).unwrap();
-                t.set_constraint("sum_at_least_1", 1.0 - x - y).unwrap();
-                study.tell(t, &[x * x + y * y]).unwrap();
-            }
-        }
-        let trials = study.trials(None).unwrap();
-        let gp_trials = &trials[8..];
-        let feasible = gp_trials.iter().filter(|t| t.is_feasible()).count();
-        assert!(
-            feasible * 4 >= gp_trials.len(),
-            "seed {seed}: {feasible} of {} GP trials feasible",
-            gp_trials.len()
-        );
-        let best = study.best_value().unwrap();
-        assert!(best < 0.51, "seed {seed}: best feasible value {best}");
+        assert_constrained_search_succeeds(seed, 4);
     }
 }
 

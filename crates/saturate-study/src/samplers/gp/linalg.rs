@@ -158,32 +158,39 @@ pub(crate) fn cholesky_into(
         transposed[j * n + j] = d;
         let mut i = j + 1;
         while i + 8 <= n {
-            let sums = dot_lanes_strided::<8>(&l[j * n..j * n + j], &transposed[i..], n);
-            for (c, s) in sums.into_iter().enumerate() {
-                let v = (a[(i + c) * n + j] - s) / d;
-                l[(i + c) * n + j] = v;
-                transposed[j * n + i + c] = v;
-            }
+            column_rows::<8>(a, n, j, i, d, l, transposed);
             i += 8;
         }
         while i + 4 <= n {
-            let sums = dot_lanes_strided::<4>(&l[j * n..j * n + j], &transposed[i..], n);
-            for (c, s) in sums.into_iter().enumerate() {
-                let v = (a[(i + c) * n + j] - s) / d;
-                l[(i + c) * n + j] = v;
-                transposed[j * n + i + c] = v;
-            }
+            column_rows::<4>(a, n, j, i, d, l, transposed);
             i += 4;
         }
         while i < n {
-            let [s] = dot_lanes_strided::<1>(&l[j * n..j * n + j], &transposed[i..], n);
-            let v = (a[i * n + j] - s) / d;
-            l[i * n + j] = v;
-            transposed[j * n + i] = v;
+            column_rows::<1>(a, n, j, i, d, l, transposed);
             i += 1;
         }
     }
     true
+}
+
+/// Rows `i..i + R` of column `j` of the Cholesky factor (pivot `d`), side by side in
+/// vector registers: `(a_ij − dot(L[i][..j], L[j][..j])) / d`, into `l` and `transposed`.
+#[inline(always)]
+fn column_rows<const R: usize>(
+    a: &[f64],
+    n: usize,
+    j: usize,
+    i: usize,
+    d: f64,
+    l: &mut [f64],
+    transposed: &mut [f64],
+) {
+    let sums = dot_lanes_strided::<R>(&l[j * n..j * n + j], &transposed[i..], n);
+    for (c, s) in sums.into_iter().enumerate() {
+        let v = (a[(i + c) * n + j] - s) / d;
+        l[(i + c) * n + j] = v;
+        transposed[j * n + i + c] = v;
+    }
 }
 
 /// Solves `L v = b` for lower-triangular `L` by substitution.

@@ -1,7 +1,8 @@
 //! Dense Cholesky factorisation and triangular solves on row-major square matrices.
 
-/// Runs `f` compiled for the widest vector instructions of this CPU (AVX2 or AVX-512 on
-/// x86-64), chosen at run time; everything `f` inlines is compiled that way. The results
+/// Runs `f` compiled for AVX2 and FMA when this x86-64 CPU has them (pulp's `x86-v3`
+/// level; AVX-512 is not enabled), chosen at run time; everything `f` inlines is compiled
+/// that way. The results
 /// are the same bit for bit on every instruction set: the operations and their order are
 /// fixed by the code, and Rust never fuses a multiply and an add into one instruction, so
 /// only the width of the vector registers changes.

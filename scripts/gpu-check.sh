@@ -10,10 +10,14 @@
 #       target/gpu-check/. --cuda-dir DIR also copies DIR's include/ and lib*/
 #       (a CUDA toolkit, or the NVIDIA nvrtc / cuda-runtime wheels from PyPI unpacked into one
 #       folder) into target/gpu-check/cuda, for a GPU machine without NVRTC or CUDA headers;
-#       mind the device tool's 64 MiB carry limit (libnvrtc alone is about 60 MiB).
-#   bash target/gpu-check/run.sh [--budget SECONDS] [--out DIR]
+#       mind the device tool's 64 MiB carry limit (libnvrtc alone is about 60 MiB). The
+#       binaries bind CUDA 13.0's API (CUDARC_CUDA_VERSION=13000, a driver of the 580 series or
+#       newer); set CUDARC_CUDA_VERSION to build for another version.
+#       The binaries are stripped and the bundle is packed into target/gpu-carry/gpu-check.tgz.
+#   bash target/gpu-check/run.sh [--budget SECONDS] [--out DIR] [--parts LIST]
 #       On the GPU machine, in ONE call of the device tool:
-#         run: command "bash target/gpu-check/run.sh", carry ["target/gpu-check"], timeout_s 600
+#         run: command "tar xzf target/gpu-carry/gpu-check.tgz -C target &&
+#              bash target/gpu-check/run.sh", carry ["target/gpu-carry"], timeout_s 600
 #       Prints nvidia-smi, CUDA_PATH, /usr/local/cuda*, the libcuda / nvrtc / nvidia-ml found;
 #       times a cold start (first process: CUDA context, NVRTC compilation, autotune) and a
 #       second, warm process separately; then the parity check (examples/parity_check.rs: the
@@ -24,10 +28,22 @@
 #       process per arm, the grouped arm with the sequential arm's wall time as its budget;
 #       study.csv, study.md), each under its own timeout; then runs every (arm, model, K) of the plan as
 #       `SATURATE_PROFILE=arm,model,K,steps training_step`, each under a per-run timeout, inside
-#       a budget for the cold start and the benchmark (default 180 s; with the parity (60 s),
-#       recommendation (90 s) and study (2 x 75 s) timeouts at most 480 s: 8 minutes). What does
-#       not fit is skipped and marked so. Writes results.csv and results.md into --out (default
-#       $OUT when set, else target/gpu-check/out).
+#       a budget for the cold start and the benchmark (default 180 s); then PyTorch's arms of the
+#       same steps on the GPU (scripts/python/bench_step_pytorch.py --device cuda, K = 1, 8, 32;
+#       torch.md, the two sides in one table). What does not fit is skipped and marked so.
+#       Writes results.csv and results.md into --out (default $OUT when set, else
+#       target/gpu-check/out).
+#       --parts picks the parts (default parity,steps,torch; also recommend and study): the
+#       timeouts of the chosen parts (parity 240 s, recommendation 150 s, study 2 x 120 s,
+#       steps --budget, torch 90 s) must add up to at most 540 s (9 minutes), so a call with
+#       the machine's start fits the device tool's 10-minute limit; run the others in a second
+#       call.
+#       Measured on an NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-12-04): CubeCL compiles
+#       every kernel with NVRTC on first use, on one CPU thread. A fresh machine's first process
+#       spent 39-48 s in the first step of the 8-16-4 MLP at K = 1; a second process of the same
+#       step, with the compilation cache under target/ filled, 2.1 s. The parity check (three
+#       models, autotune at its lowest level) did not finish within 150 s, and the sequential
+#       arm of the study benchmark not within 75 s: hence these timeouts.
 #   scripts/gpu-check.sh --dry-run [--budget SECONDS] [--out DIR]
 #       No GPU: prints every command of the GPU plan, checks the plan (models, Ks, the budget
 #       split), builds the bench binary and the three examples in the dev profile for wgpu
@@ -55,6 +71,7 @@ cd "$root"
 phase=run
 dry_run=0
 budget_arg=""
+parts_arg=""
 out=""
 cuda_dir=""
 bin=""
@@ -65,6 +82,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --dry-run) dry_run=1 ;;
     --budget) budget_arg=$2 && shift ;;
+    --parts) parts_arg=$2 && shift ;;
     --out) out=$2 && shift ;;
     --cuda-dir) cuda_dir=$2 && shift ;;
     --bin) bin=$2 && shift ;; # the folder with the binaries
@@ -95,6 +113,11 @@ build_binaries() {
 }
 
 if [ "$phase" = build ]; then
+    # cudarc binds the CUDA API of the version nvcc reports, or its newest one (13.4) where
+    # there is no nvcc; a driver older than that version may lack some of its entry points.
+    # 13.0 runs on every driver from the 580 series on; set CUDARC_CUDA_VERSION (e.g. 12080)
+    # for an older driver.
+    export CUDARC_CUDA_VERSION=${CUDARC_CUDA_VERSION:-13000}
     build_binaries "$bundle" --release --features cuda,nvml,autotune
     cp "$here/gpu-check.sh" "$bundle/gpu-check.sh"
     if [ -n "$cuda_dir" ]; then
@@ -108,8 +131,13 @@ bundle=$(cd "$(dirname "$0")" && pwd)
 exec bash "$bundle/gpu-check.sh" run --bin "$bundle" "$@"
 EOF
     chmod +x "$bundle/run.sh"
-    du -sh "$bundle"
-    echo "built; on the GPU machine: bash target/gpu-check/run.sh (carry: [\"target/gpu-check\"])"
+    # The four binaries are about 190 MB as built and 150 MB stripped, over the device tool's
+    # 64 MiB carry limit; gzipped they are about 41 MB. The bundle travels packed.
+    for name in "${targets[@]}"; do strip "$bundle/$name" 2>/dev/null || true; done
+    mkdir -p "$root/target/gpu-carry"
+    tar czf "$root/target/gpu-carry/gpu-check.tgz" -C "$root/target" gpu-check
+    du -sh "$bundle" "$root/target/gpu-carry/gpu-check.tgz"
+    echo "built; on the GPU machine: tar xzf target/gpu-carry/gpu-check.tgz -C target && bash target/gpu-check/run.sh (carry: [\"target/gpu-carry\"])"
     exit 0
 fi
 
@@ -122,14 +150,16 @@ declare -A steps=([mlp8]=50 [mlp784]=30 [cnn]=10 [transformer]=10)
 cold_timeout=150 # first process: CUDA context, NVRTC compilation, autotune
 run_timeout=45
 # The parity check, the recommendation and the study benchmark's two arms run before the
-# step benchmark, each under its own timeout, outside --budget:
-# budget + parity_timeout + recommend_timeout + 2 * study_timeout <= 480 s (8 minutes).
+# step benchmark, PyTorch's arms after it, each under its own timeout, outside --budget; the
+# chosen parts' timeouts add up to at most 540 s (9 minutes).
 budget=${budget_arg:-180}
-parity_timeout=60
-recommend_timeout=90
+parts=${parts_arg:-parity,steps,torch}
+parity_timeout=240
+recommend_timeout=150
 recommend_args=(--max-k 16)
-study_timeout=75
+study_timeout=120
 study_args=()
+torch_timeout=90
 # Each line: arm model K steps.
 plan() {
     local model k
@@ -152,6 +182,8 @@ if [ "$dry_run" = 1 ]; then
     scale_ks=()
     steps=([mlp8]=5 [mlp784]=3 [cnn]=1 [transformer]=2)
     budget=${budget_arg:-300}
+    # Every part but PyTorch's (it needs a GPU and PyTorch).
+    parts=${parts_arg:-parity,recommend,study,steps}
     cold_timeout=90
     run_timeout=60
     # Short mode: K = 2 for parity, K up to 4 for the recommendation, small models.
@@ -163,6 +195,17 @@ if [ "$dry_run" = 1 ]; then
 fi
 parity_args=()
 [ "$dry_run" = 1 ] && parity_args=(--short)
+# Whether part $1 was chosen (--parts).
+part() { [[ ",$parts," == *",$1,"* ]]; }
+# The chosen parts' timeouts outside --budget.
+outside_timeouts() {
+    local total=0
+    part parity && total=$((total + parity_timeout))
+    part recommend && total=$((total + recommend_timeout))
+    part study && total=$((total + 2 * study_timeout))
+    part torch && total=$((total + torch_timeout))
+    echo "$total"
+}
 
 # The plan is well formed: models the benchmark knows, Ks ascending powers of two, a budget
 # under 8 minutes that leaves room for the cold start and at least one run per model.
@@ -177,8 +220,14 @@ check_plan() {
         if ((k <= prev || (k & (k - 1)) != 0)); then echo "plan: K list not ascending powers of two at $k" && ok=0; fi
         prev=$k
     done
-    if [ "$dry_run" = 0 ] && ((budget + parity_timeout + recommend_timeout + 2 * study_timeout > 480)); then
-        echo "plan: budget $budget s + parity ${parity_timeout} s + recommendation ${recommend_timeout} s + study 2 x ${study_timeout} s is over 8 minutes (480 s)" && ok=0
+    local p
+    for p in ${parts//,/ }; do
+        case "$p" in parity | recommend | study | steps | torch) ;; *) echo "plan: unknown part $p in --parts $parts" && ok=0 ;; esac
+    done
+    local steps_budget=0
+    part steps && steps_budget=$budget
+    if [ "$dry_run" = 0 ] && ((steps_budget + $(outside_timeouts) > 540)); then
+        echo "plan: the parts $parts take up to $((steps_budget + $(outside_timeouts))) s (steps budget $steps_budget s + timeouts $(outside_timeouts) s), over 9 minutes (540 s)" && ok=0
     fi
     if ((budget < cold_timeout / 5 + ${#models[@]} * 2)); then
         echo "plan: budget $budget s leaves no time after the cold start" && ok=0
@@ -225,6 +274,35 @@ if [ -z "${CUDA_PATH:-}" ] && [ ! -d /usr/local/cuda ] && [ -d "$bundle/cuda" ];
     export CUDA_PATH=$bundle/cuda
     export LD_LIBRARY_PATH=$bundle/cuda/lib:$bundle/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     say "using the carried CUDA: CUDA_PATH=$CUDA_PATH"
+fi
+# The libraries are opened by name at run time (libcuda and libnvidia-ml from the driver, NVRTC
+# from a CUDA toolkit or the nvidia-cuda-nvrtc wheel); a machine may have them outside the
+# loader's paths. Each one the loader does not know is looked for in the usual places and its
+# folder added to LD_LIBRARY_PATH; NVRTC's headers come from CUDA_PATH/include.
+if [ "$dry_run" = 0 ]; then
+    py_nvidia=$(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, d) for p in nvidia.__path__ for d in sorted(os.listdir(p))))' 2>/dev/null || true)
+    cuda_roots=(${CUDA_PATH:-} /usr/local/cuda /usr/local/cuda-* /opt/cuda $py_nvidia)
+    for lib in libcuda.so libnvrtc.so libnvidia-ml.so; do
+        ldconfig -p 2>/dev/null | grep -q "$lib" && continue
+        found=""
+        for dir in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu \
+            "${cuda_roots[@]/%//lib64}" "${cuda_roots[@]/%//lib}" "${cuda_roots[@]/%//targets/x86_64-linux/lib}"; do
+            if compgen -G "$dir/$lib*" >/dev/null; then found=$dir && break; fi
+        done
+        if [ -n "$found" ]; then
+            export LD_LIBRARY_PATH=$found${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+            say "$lib is not in the loader's cache; found in $found (added to LD_LIBRARY_PATH)"
+        else
+            say "$lib: not found (the loader's cache, ${cuda_roots[*]})"
+        fi
+    done
+    if [ -z "${CUDA_PATH:-}" ] && [ ! -d /usr/local/cuda ]; then
+        for cuda_root in "${cuda_roots[@]}"; do
+            if [ -f "$cuda_root/include/cuda_runtime.h" ] || [ -f "$cuda_root/include/cuda_fp16.h" ]; then
+                export CUDA_PATH=$cuda_root && say "CUDA headers for NVRTC: CUDA_PATH=$cuda_root" && break
+            fi
+        done
+    fi
 fi
 
 if [ "$dry_run" = 1 ]; then
@@ -277,35 +355,57 @@ run_one() {
     first_ms=$(to_ms "$(echo "$text" | sed -n 's/.*: first step \([^ ]*\)$/\1/p' | tail -1)")
 }
 
-say "== cold start (SATURATE_PROFILE=grouped,mlp8,1,1; a fresh process twice)"
-run_one grouped,mlp8,1,1 "$cold_timeout"
-cold="cold process ${wall} s (first step ${first_ms:-?} ms, rc $rc)"
-run_one grouped,mlp8,1,1 "$run_timeout"
-cold="$cold; warm process ${wall} s (first step ${first_ms:-?} ms, rc $rc)"
-say "$cold"
+not_run="not run (--parts $parts)"
+cold=$not_run
+if part steps; then
+    say "== cold start (SATURATE_PROFILE=grouped,mlp8,1,1; a fresh process twice)"
+    run_one grouped,mlp8,1,1 "$cold_timeout"
+    cold="cold process ${wall} s (first step ${first_ms:-?} ms, rc $rc)"
+    run_one grouped,mlp8,1,1 "$run_timeout"
+    cold="$cold; warm process ${wall} s (first step ${first_ms:-?} ms, rc $rc)"
+    say "$cold"
+fi
 
-say "== parity: the examples' MLP, CNN and transformer, K members as a group vs each alone (parity.csv)"
-run_step "$parity_timeout" parity "$bin/parity_check" "${parity_args[@]}" --csv "$out/parity.csv"
-parity_status="$status in ${wall} s"
-outside=$wall
-say "== group-size recommendation, memory prediction checked at the recommended K (recommend.json)"
-run_step "$recommend_timeout" recommend "$bin/recommend_group_size" "${recommend_args[@]}" --json "$out/recommend.json"
-recommend_status="$status in ${wall} s"
-outside=$(awk -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", a + b }')
-say "== study benchmark: 24 trials of the CNN, sequential vs grouped (groups of 8), one process per arm (study.csv)"
-rm -f "$out/study.csv"
-run_step "$study_timeout" study_sequential "$bin/study_bench" --arm sequential --seed 0 "${study_args[@]}" --csv "$out/study.csv"
-study_status="sequential: $status in ${wall} s"
-outside=$(awk -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", a + b }')
-# The grouped arm's fixed-time budget is the sequential arm's wall time (0 when it failed).
-seq_wall=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_seconds") c = i } NR > 1 && $1 == "sequential" { print $c }' "$out/study.csv" 2>/dev/null | tail -1)
-grouped_budget=()
-[ -n "$seq_wall" ] && grouped_budget=(--budget-seconds "$seq_wall")
-run_step "$study_timeout" study_grouped "$bin/study_bench" --arm grouped --seed 0 "${study_args[@]}" "${grouped_budget[@]}" --csv "$out/study.csv"
-study_status="$study_status; grouped: $status in ${wall} s"
-outside=$(awk -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", a + b }')
-if [ -f "$out/study.csv" ]; then
-    "$bin/study_bench" --table "$out/study.csv" >"$out/study.md" 2>>"$log" || true
+outside=0
+# Adds the last step's wall time to the time spent outside the step benchmark's budget.
+add_outside() { outside=$(awk -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f", a + b }'); }
+parity_status=$not_run
+if part parity; then
+    say "== parity: the examples' MLP, CNN and transformer, K members as a group vs each alone (parity.csv)"
+    # Parity compares a group with its members under the same kernels; autotune's lowest level
+    # keeps its first-use cost down.
+    run_step "$parity_timeout" parity env CUBECL_AUTOTUNE_LEVEL=minimal "$bin/parity_check" "${parity_args[@]}" --csv "$out/parity.csv"
+    parity_status="$status in ${wall} s"
+    add_outside
+fi
+recommend_status=$not_run
+if part recommend; then
+    say "== group-size recommendation, memory prediction checked at the recommended K (recommend.json)"
+    run_step "$recommend_timeout" recommend "$bin/recommend_group_size" "${recommend_args[@]}" --json "$out/recommend.json"
+    recommend_status="$status in ${wall} s"
+    add_outside
+fi
+study_status=$not_run
+if part study; then
+    say "== study benchmark: 24 trials of the CNN, sequential vs grouped (groups of 8), one process per arm (study.csv)"
+    rm -f "$out/study.csv"
+    run_step "$study_timeout" study_sequential "$bin/study_bench" --arm sequential --seed 0 "${study_args[@]}" --csv "$out/study.csv"
+    study_status="sequential: $status in ${wall} s"
+    add_outside
+    # The grouped arm's fixed-time budget is the sequential arm's wall time (none when that
+    # arm wrote no row).
+    seq_wall=""
+    if [ -f "$out/study.csv" ]; then
+        seq_wall=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_seconds") c = i } NR > 1 && $1 == "sequential" { print $c }' "$out/study.csv" | tail -1)
+    fi
+    grouped_budget=()
+    [ -n "$seq_wall" ] && grouped_budget=(--budget-seconds "$seq_wall")
+    run_step "$study_timeout" study_grouped "$bin/study_bench" --arm grouped --seed 0 "${study_args[@]}" "${grouped_budget[@]}" --csv "$out/study.csv"
+    study_status="$study_status; grouped: $status in ${wall} s"
+    add_outside
+    if [ -f "$out/study.csv" ]; then
+        "$bin/study_bench" --table "$out/study.csv" >"$out/study.md" 2>>"$log" || true
+    fi
 fi
 # Their time is not the benchmark's: the budget's clock moves on by it.
 start=$(awk -v s="$start" -v a="$outside" 'BEGIN { printf "%.3f", s + a }')
@@ -313,31 +413,43 @@ start=$(awk -v s="$start" -v a="$outside" 'BEGIN { printf "%.3f", s + a }')
 csv=$out/results.csv
 echo "arm,model,K,ms_per_step,status,steps,first_step_ms,wall_s" >"$csv"
 declare -A dead=()
-while read -r arm model k n; do
-    left=$((budget - $(elapsed)))
-    if ((left < 3)); then
-        status="skipped (budget)"
-        say "skip $arm $model K=$k: the ${budget} s budget is spent"
-        echo "$arm,$model,$k,,$status,$n,," >>"$csv"
-        continue
-    fi
-    if [ -n "${dead[$arm.$model]:-}" ]; then
-        echo "$arm,$model,$k,,skipped (K=${dead[$arm.$model]} timed out),$n,," >>"$csv"
-        continue
-    fi
-    limit=$((left < run_timeout ? left : run_timeout))
-    run_one "$arm,$model,$k,$n" "$limit"
-    if [ "$rc" = 0 ] && [ -n "$per_ms" ]; then
-        status=ok
-    elif [ "$rc" = 124 ]; then
-        status="timeout (${limit} s)" && dead[$arm.$model]=$k
-    else
-        status="failed (rc $rc)" && per_ms=""
-    fi
-    say "$arm $model K=$k: ${per_ms:-?} ms per step, first step ${first_ms:-?} ms, ${wall} s, $status"
-    echo "$arm,$model,$k,$per_ms,$status,$n,$first_ms,$wall" >>"$csv"
-done < <(plan)
-say "== done in $(elapsed) s of ${budget} s"
+if part steps; then
+    while read -r arm model k n; do
+        left=$((budget - $(elapsed)))
+        if ((left < 3)); then
+            status="skipped (budget)"
+            say "skip $arm $model K=$k: the ${budget} s budget is spent"
+            echo "$arm,$model,$k,,$status,$n,," >>"$csv"
+            continue
+        fi
+        if [ -n "${dead[$arm.$model]:-}" ]; then
+            echo "$arm,$model,$k,,skipped (K=${dead[$arm.$model]} timed out),$n,," >>"$csv"
+            continue
+        fi
+        limit=$((left < run_timeout ? left : run_timeout))
+        run_one "$arm,$model,$k,$n" "$limit"
+        if [ "$rc" = 0 ] && [ -n "$per_ms" ]; then
+            status=ok
+        elif [ "$rc" = 124 ]; then
+            status="timeout (${limit} s)" && dead[$arm.$model]=$k
+        else
+            status="failed (rc $rc)" && per_ms=""
+        fi
+        say "$arm $model K=$k: ${per_ms:-?} ms per step, first step ${first_ms:-?} ms, ${wall} s, $status"
+        echo "$arm,$model,$k,$per_ms,$status,$n,$first_ms,$wall" >>"$csv"
+    done < <(plan)
+    say "== done in $(elapsed) s of ${budget} s"
+fi
+
+# PyTorch's arms of the same steps on the GPU, and one table with saturate's (torch.md).
+torch_status=$not_run
+if part torch; then
+    say "== PyTorch on the GPU: the same steps, K = 1, 8, 32 (torch.md)"
+    run_step "$torch_timeout" torch python3 "$root/scripts/python/bench_step_pytorch.py" --device cuda \
+        --ks 1,8,32 --steps 20 --cnn-steps 10 --gpu-check "$csv"
+    torch_status="$status in ${wall} s"
+    sed -n '/^torch /,$p' "$out/torch.log" | grep -v '^torch [a-z0-9]* K=' >"$out/torch.md" || true
+fi
 
 # results.md: one row per (model, K), sequential vs grouped.
 {
@@ -372,7 +484,9 @@ say "== done in $(elapsed) s of ${budget} s"
     echo
     echo "## Parity: K members as a group vs each alone (atol 1e-5, rtol 1e-4): $parity_status"
     echo
-    if [ -f "$out/parity.csv" ]; then
+    if ! part parity; then
+        :
+    elif [ -f "$out/parity.csv" ]; then
         echo "| model | member | lr | parameters | max abs diff | worst parameter | max change in training | ok |"
         echo "|---|---:|---:|---:|---:|---|---:|---|"
         awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$out/parity.csv"
@@ -390,14 +504,23 @@ say "== done in $(elapsed) s of ${budget} s"
     echo
     if [ -s "$out/study.md" ]; then
         cat "$out/study.md"
-    else
+    elif part study; then
         echo "No study table: see study_sequential.log and study_grouped.log."
+    fi
+    echo
+    echo "## PyTorch on the same GPU: $torch_status"
+    echo
+    if [ -s "$out/torch.md" ]; then
+        cat "$out/torch.md"
+    elif part torch; then
+        echo "No PyTorch table: see torch.log."
     fi
 } >"$out/results.md"
 cat "$out/results.md"
-# The benchmark's rows report their own failures; a failed parity check or recommendation fails
-# the whole check.
-if [[ "$parity_status" != ok* || "$recommend_status" != ok* || "$study_status" == *failed* ]]; then
+# The benchmark's rows report their own failures; a chosen parity check or recommendation
+# that did not pass, or a study arm that failed, fails the whole check.
+if { part parity && [[ "$parity_status" != ok* ]]; } || { part recommend && [[ "$recommend_status" != ok* ]]; } ||
+    [[ "$study_status" == *failed* ]]; then
     echo "gpu-check: parity: $parity_status; recommendation: $recommend_status; study: $study_status" >&2
     exit 1
 fi

@@ -14,8 +14,12 @@ i's learning rate 0.01 * (i + 1). K members trained:
   linear layer, the K losses summed (each member's gradient is its own).
 
 usage: bench_step_pytorch.py [--threads 2] [--steps 20] [--ks 1,8] [--saturate divan.txt]
+                             [--device cuda] [--gpu-check results.csv]
 With --saturate, the divan output of `cargo bench --bench training_step` is read and ONE table
-is printed with both sides and the ratios.
+is printed with both sides and the ratios. With --device cuda the arms run on the GPU, each
+timed like the bench's SATURATE_PROFILE mode (one untimed step, then the mean of --steps steps
+with the device synchronised before the clock stops); --gpu-check reads saturate's arms from
+scripts/gpu-check.sh's results.csv instead of divan's output.
 """
 
 import argparse
@@ -102,9 +106,12 @@ def lrs(k):
     return [0.01 * (i + 1) for i in range(k)]
 
 
+DEVICE = torch.device("cpu")
+
+
 def sequential_step(k):
     def setup(model, x, y):
-        nets = [make(model) for _ in range(k)]
+        nets = [make(model).to(DEVICE) for _ in range(k)]
         rates = lrs(k)
 
         def step():
@@ -123,10 +130,10 @@ def sequential_step(k):
 
 def vmap_step(k):
     def setup(model, x, y):
-        nets = [make(model) for _ in range(k)]
+        nets = [make(model).to(DEVICE) for _ in range(k)]
         params, buffers = stack_module_state(nets)
         base = copy.deepcopy(nets[0]).to("meta")
-        rate = torch.tensor(lrs(k))
+        rate = torch.tensor(lrs(k), device=DEVICE)
 
         def loss_one(p, b, x, y):
             return F.cross_entropy(functional_call(base, (p, b), (x,)), y)
@@ -150,8 +157,8 @@ def vmap_step(k):
 def grouped_step(k):
     def setup(model, x, y):
         assert model == "cnn"
-        net = GroupedCnn(k)
-        rate = torch.tensor(lrs(k))
+        net = GroupedCnn(k).to(DEVICE)
+        rate = torch.tensor(lrs(k), device=DEVICE)
         # Each parameter's member axis and how to broadcast the K rates over it.
         member_rate = {
             "conv1.weight": rate.repeat_interleave(16).reshape(-1, 1, 1, 1),
@@ -178,6 +185,17 @@ def grouped_step(k):
 
 
 def time_steps(step, steps, warmup=3):
+    if DEVICE.type == "cuda":
+        # As the bench's SATURATE_PROFILE mode times a GPU: one untimed step (and the warm-up
+        # steps), then the mean of `steps` steps with the device synchronised at both ends.
+        for _ in range(warmup):
+            step()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - start) * 1e3 / steps
     for _ in range(warmup):
         step()
     times = []
@@ -210,6 +228,21 @@ def parse_divan(path):
     return out
 
 
+def parse_gpu_check(path):
+    """{(bench function, K): ms per step} from scripts/gpu-check.sh's results.csv."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        head = f.readline().strip().split(",")
+        for line in f:
+            row = dict(zip(head, line.strip().split(",")))
+            if row.get("status") != "ok" or row.get("model") not in DIVAN:
+                continue
+            seq_fn, grp_fn = DIVAN[row["model"]]
+            name = grp_fn if row["arm"] == "grouped" else seq_fn
+            out[(name, int(row["K"]))] = float(row["ms_per_step"])
+    return out
+
+
 def fmt(ms):
     if ms is None:
         return "-"
@@ -224,15 +257,19 @@ def main():
     ap.add_argument("--ks", default="1,8")
     ap.add_argument("--models", default="mlp8,mlp784,cnn")
     ap.add_argument("--saturate", help="divan output of cargo bench --bench training_step")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--gpu-check", help="results.csv of scripts/gpu-check.sh (saturate's arms)")
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = torch.device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     ks = [int(k) for k in args.ks.split(",")]
     torch_ms = {}
     for model in args.models.split(","):
         features, n, classes = MODELS[model]
-        x = torch.randn(n, features)
-        y = torch.randint(0, classes, (n,))
+        x = torch.randn(n, features).to(DEVICE)
+        y = torch.randint(0, classes, (n,)).to(DEVICE)
         steps = args.cnn_steps if model == "cnn" else args.steps
         for k in ks:
             arms = {"sequential": sequential_step(k), "vmap": vmap_step(k)}
@@ -243,8 +280,14 @@ def main():
                 torch_ms[(model, k, arm)] = ms
                 print(f"torch {model} K={k} {arm}: {ms:.3f} ms", file=sys.stderr, flush=True)
     sat = parse_divan(args.saturate) if args.saturate else {}
+    if args.gpu_check:
+        sat.update(parse_gpu_check(args.gpu_check))
+    if DEVICE.type == "cuda":
+        where = f"{torch.cuda.get_device_name(DEVICE)}; means of {args.steps} (CNN: {args.cnn_steps}) steps"
+    else:
+        where = f"{args.threads} threads; medians"
     print(
-        f"\ntorch {torch.__version__}, {args.threads} threads; medians in ms per training step "
+        f"\ntorch {torch.__version__}, {where} in ms per training step "
         f"(forward, cross-entropy, backward, SGD) of K members\n"
     )
     head = (

@@ -39,9 +39,10 @@
 #       the machine's start fits the device tool's 10-minute limit; run the others in a second
 #       call.
 #       Measured on an NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-12-04): CubeCL compiles
-#       every kernel with NVRTC on first use, on one CPU thread. A fresh machine's first process
+#       every kernel with NVRTC on first use in each process, on one CPU thread, and autotune
+#       compiles and times every candidate at each new shape. A fresh machine's first process
 #       spent 39-48 s in the first step of the 8-16-4 MLP at K = 1; a second process of the same
-#       step, with the compilation cache under target/ filled, 2.1 s. The parity check (three
+#       step, with autotune's cache under target/ filled, 2.1 s. The parity check (three
 #       models, autotune at its lowest level) did not finish within 150 s, and the sequential
 #       arm of the study benchmark not within 75 s: hence these timeouts.
 #   scripts/gpu-check.sh --dry-run [--budget SECONDS] [--out DIR]

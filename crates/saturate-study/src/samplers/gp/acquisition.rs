@@ -294,6 +294,35 @@ impl Fantasies {
     }
 }
 
+impl Fantasies {
+    /// The `y` of [`Self::candidate`] alone (the same operations, so the same values bit for
+    /// bit), without the gradients: what screening and line searches need.
+    fn candidate_values(&self, gp: &GpRegressor, x: &[f64]) -> Vec<f64> {
+        let (mean, var) = gp.posterior_like_gradient(x);
+        let (n, r) = (gp.data.n, self.running.len());
+        let k_x = gp.kernel_row(x);
+        let c: Vec<f64> = self
+            .running
+            .iter()
+            .enumerate()
+            .map(|(a, point)| {
+                gp.kernel(x, point) - (0..n).map(|i| k_x[i] * self.v_r[i * r + a]).sum::<f64>()
+            })
+            .collect();
+        let inv_c = self.running_chol.solve(&c);
+        let raw_var =
+            var + STABILIZING_NOISE - c.iter().zip(&inv_c).map(|(a, b)| a * b).sum::<f64>();
+        let sd = raw_var.max(0.0).sqrt();
+        let s_count = self.n_samples;
+        (0..s_count)
+            .map(|s| {
+                let shift: f64 = (0..r).map(|a| c[a] * self.inv_delta[a * s_count + s]).sum();
+                mean + shift + sd * self.candidate_normals[s]
+            })
+            .collect()
+    }
+}
+
 impl CandidateSamples {
     /// `Σ_s weights[s] · ∂y_s/∂x`, added to `grad` (samples of weight 0 skipped).
     fn add_gradient(&self, fantasies: &Fantasies, weights: &[f64], grad: &mut [f64]) {
@@ -467,13 +496,27 @@ impl Acquisition {
         self.gp.params.lengthscales()
     }
 
+    /// The value of [`Self::value_and_gradient`] (bit for bit) without its gradient.
     pub(crate) fn value(&self, x: &[f64]) -> f64 {
         match &self.fantasies {
             None if self.constraints.is_empty() => {
                 let (mean, var) = self.gp.posterior(x);
                 logei(mean, var, self.threshold).0
             }
-            _ => self.value_and_gradient(x).0,
+            Some(f) => self.q_value(f, x),
+            None => {
+                let mut value = 0.0;
+                if self.has_objective_term() {
+                    let (mean, var) = self.gp.posterior_like_gradient(x);
+                    value = logei(mean, var, self.threshold).0;
+                }
+                let mut feasibility = 0.0;
+                for (gp, t) in &self.constraints {
+                    let (mean, var) = gp.posterior_like_gradient(x);
+                    feasibility += log_pi(mean, var, *t).0;
+                }
+                value + feasibility
+            }
         }
     }
 
@@ -510,6 +553,35 @@ impl Acquisition {
         }
         let feasibility = self.add_constraints(x, &mut grad);
         (value + feasibility, grad)
+    }
+
+    /// The value of [`Self::q_value_and_gradient`] (bit for bit) without its gradient.
+    fn q_value(&self, f: &Fantasies, x: &[f64]) -> f64 {
+        let s_count = f.n_samples;
+        let objective = self
+            .has_objective_term()
+            .then(|| f.candidate_values(&self.gp, x));
+        let constraints: Vec<(Vec<f64>, f64)> = self
+            .constraint_fantasies
+            .iter()
+            .zip(&self.constraints)
+            .map(|(cf, (gp, t))| (cf.candidate_values(gp, x), *t))
+            .collect();
+        let mut maxima = vec![0.0; s_count];
+        for (s, maximum) in maxima.iter_mut().enumerate() {
+            let mut candidate = 0.0;
+            if let Some(y) = &objective {
+                let improvement = y[s] - self.threshold;
+                candidate += improvement.max(IMPROVEMENT_FLOOR).ln();
+            }
+            for (y, t) in &constraints {
+                candidate += log_sigmoid((y[s] - t) / FEASIBILITY_TEMPERATURE);
+            }
+            *maximum = candidate.max(self.best_running[s]);
+        }
+        let top = maxima.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = maxima.iter().map(|m| (m - top).exp()).sum();
+        top + sum.ln() - (s_count as f64).ln()
     }
 
     /// qLogEI / qLogCEI: the log of the mean over samples of the best utility among the

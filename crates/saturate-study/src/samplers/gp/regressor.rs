@@ -788,6 +788,34 @@ impl GpRegressor {
         }
     }
 
+    /// The mean and variance of [`Self::posterior_with_gradient`] without the gradients (the
+    /// same operations, so the same values bit for bit; [`Self::posterior`] computes the
+    /// variance another way).
+    pub(crate) fn posterior_like_gradient(&self, x: &[f64]) -> (f64, f64) {
+        vectorized(
+            #[inline(always)]
+            || {
+                let n = self.data.n;
+                let scale = self.params.kernel_scale;
+                let mut k = Vec::with_capacity(n);
+                for i in 0..n {
+                    k.push(self.scaled_d2(x, self.data.row(i)));
+                }
+                for k in &mut k {
+                    let d2 = *k;
+                    let s = (5.0 * d2).sqrt();
+                    let e = exp_nonpositive(-s);
+                    *k = scale * (e * ((5.0 / 3.0) * d2 + s + 1.0));
+                }
+                let mean = dot(&k, &self.alpha);
+                let c_inv_k = self.chol.solve(&k);
+                let raw_var = self.params.kernel_scale
+                    - k.iter().zip(&c_inv_k).map(|(a, b)| a * b).sum::<f64>();
+                (mean, raw_var.max(0.0))
+            },
+        )
+    }
+
     /// The joint posterior at several points: means and the covariance (diagonal clamped at
     /// 0), row-major.
     pub(crate) fn joint_posterior(&self, points: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {

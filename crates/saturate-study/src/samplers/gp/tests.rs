@@ -493,3 +493,46 @@ fn q_log_cei_is_low_at_a_running_point() {
         );
     }
 }
+
+/// `value` (screening, line searches) skips the gradients but must give exactly the value of
+/// `value_and_gradient` (the local search's) on every path that has one of its own: qLogEI,
+/// qLogCEI and LogCEI, each with a feasible best and with none (threshold −∞), on points with
+/// a categorical coordinate.
+#[test]
+fn acquisition_values_without_gradients_equal_those_with_them_bit_for_bit() {
+    let objective = GpRegressor::new(data(), optuna_fit()).unwrap();
+    let mut constraint_data = data();
+    constraint_data
+        .y
+        .iter_mut()
+        .for_each(|y| *y = (*y * 1.7).sin());
+    let constraint = GpRegressor::new(constraint_data, optuna_fit()).unwrap();
+    let running = vec![vec![0.7, 1.0], vec![0.2, 0.0], vec![0.45, 2.0]];
+    let points: Vec<Vec<f64>> = (0..9)
+        .map(|i| vec![(f64::from(i) * 0.37).fract(), f64::from(i % 3)])
+        .collect();
+    let constraints = vec![(constraint.clone(), 0.1), (constraint, -0.3)];
+    for threshold in [1.2, f64::NEG_INFINITY] {
+        let q = Acquisition::q_log_ei(objective.clone(), threshold, running.clone(), 128, 5);
+        let acquisitions = [
+            ("qLogEI", q.clone()),
+            ("qLogCEI", q.with_constraints(constraints.clone())),
+            (
+                "LogCEI",
+                Acquisition::log_ei(objective.clone(), threshold)
+                    .with_constraints(constraints.clone()),
+            ),
+        ];
+        for (name, acquisition) in &acquisitions {
+            let values = acquisition.values(&points);
+            for (x, value) in points.iter().zip(values) {
+                let (want, _) = acquisition.value_and_gradient(x);
+                assert_eq!(
+                    value.to_bits(),
+                    want.to_bits(),
+                    "{name}, threshold {threshold}, at {x:?}: {value} vs {want}"
+                );
+            }
+        }
+    }
+}

@@ -8,7 +8,10 @@
 # usage: scripts/bench-step-pytorch.sh [cargo bench options, e.g. --features flex]
 # env:   THREADS (2), STEPS (20 per MLP arm), CNN_STEPS (7 per CNN arm), KS (1,8),
 #        DIVAN_ARGS (passed to the divan binary, e.g. "--skip cnn_sequential": that arm takes
-#        minutes per K on NdArray; its cells then read "-")
+#        minutes per K on NdArray; its cells then read "-"),
+#        TORCH_ISA=avx2 holds PyTorch to AVX2 on an AVX-512 CPU (ATEN_CPU_CAPABILITY,
+#        ONEDNN_MAX_CPU_ISA, MKL_ENABLE_INSTRUCTIONS), to compare with a saturate build without
+#        the avx512 feature on the same machine: both arms then use AVX2 kernels only
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,7 +33,13 @@ cd "$root"
 # shellcheck disable=SC2086 # DIVAN_ARGS is a list of words
 RAYON_NUM_THREADS="$threads" cargo bench --bench training_step "$@" -- ${DIVAN_ARGS:-} |
     tee "$divan_out" >&2
-"$python" "$root/scripts/python/bench_step_pytorch.py" \
+torch_env=()
+case "${TORCH_ISA:-}" in
+"") ;;
+avx2) torch_env=(ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2) ;;
+*) echo "error: TORCH_ISA=$TORCH_ISA: only avx2 is known" >&2 && exit 2 ;;
+esac
+env "${torch_env[@]}" "$python" "$root/scripts/python/bench_step_pytorch.py" \
     --threads "$threads" --ks "$ks" \
     --steps "${STEPS:-20}" --cnn-steps "${CNN_STEPS:-7}" \
     --saturate "$divan_out"

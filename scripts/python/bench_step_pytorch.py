@@ -24,6 +24,7 @@ scripts/gpu-check.sh's results.csv instead of divan's output.
 
 import argparse
 import copy
+import os
 import re
 import statistics
 import sys
@@ -285,7 +286,11 @@ def main():
     if DEVICE.type == "cuda":
         where = f"{torch.cuda.get_device_name(DEVICE)}; means of {args.steps} (CNN: {args.cnn_steps}) steps"
     else:
-        where = f"{args.threads} threads; medians"
+        where = (
+            f"{args.threads} threads, CPU capability {torch.backends.cpu.get_cpu_capability()}"
+            f" (MKL_ENABLE_INSTRUCTIONS={os.environ.get('MKL_ENABLE_INSTRUCTIONS', 'unset')},"
+            f" ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')}); medians"
+        )
     print(
         f"\ntorch {torch.__version__}, {where} in ms per training step "
         f"(forward, cross-entropy, backward, SGD) of K members\n"

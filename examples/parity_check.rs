@@ -10,10 +10,14 @@
 //! `--features cuda`. scripts/gpu-check.sh builds it with `--features cuda,nvml` and runs it
 //! on the GPU machine; tests/parity_check.rs runs its short mode on NdArray.
 //!
-//! Run: `cargo run --release --example parity_check [-- --short] [--csv PATH]`. It prints one
-//! row per (model, member) with the largest difference, writes them to `--csv PATH`, and exits
-//! with status 1 if any parameter is out of tolerance. `--short` (or `SATURATE_SHORT=1`):
-//! K = 2, 2 steps, small models and batches (seconds on a CPU); the default: K = 4, 10 steps,
+//! Run: `cargo run --release --example parity_check [-- --short] [--model LIST] [--steps N]
+//! [--csv PATH]`. It prints one row per (model, member) with the largest difference, writes
+//! them to `--csv PATH`, and exits with status 1 if any parameter is out of tolerance.
+//! `--model` picks some of `mlp,cnn,transformer` (default: all three), so that the models can
+//! run in separate processes at once where each process compiles its own kernels (CubeCL on a
+//! GPU); `--steps N` overrides the number of steps; `SATURATE_CONV_LOWERING=gemm|inner|host`
+//! chooses how the group computes convolutions (`saturate::vmap::ConvLowering`; unset, the
+//! inner backend's default). `--short` (or `SATURATE_SHORT=1`): K = 2, 2 steps, small models and batches (seconds on a CPU); the default: K = 4, 10 steps,
 //! the examples' default sizes (minutes on a 2-core CPU for the CNN, seconds on a GPU).
 //!
 //! The CNN is trained without its dropout layer (`Cnn::without_dropout`): dropout's random
@@ -40,7 +44,7 @@ use models::mlp::Mlp;
 use models::transformer::PatchTransformer;
 use saturate::optim::GroupSgdConfig;
 use saturate::prelude::*;
-use saturate::vmap::{member_data, DeepCopy};
+use saturate::vmap::{member_data, set_conv_lowering, ConvLowering, DeepCopy};
 
 type Group = Autodiff<Vmap<Inner>>;
 type Alone = Autodiff<Inner>;
@@ -318,56 +322,115 @@ fn params<B: Backend, M: Module<B>>(module: &M) -> Vec<(String, TensorData)> {
 fn main() -> Result<(), Box<dyn Error>> {
     let mut short = std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1");
     let mut csv_path: Option<PathBuf> = None;
+    let mut steps: Option<usize> = None;
+    let mut models = vec![
+        "mlp".to_string(),
+        "cnn".to_string(),
+        "transformer".to_string(),
+    ];
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--short" => short = true,
             "--csv" => csv_path = Some(args.next().ok_or("--csv needs a path")?.into()),
-            other => return Err(format!("unknown argument {other}: [--short] [--csv PATH]").into()),
+            "--steps" => {
+                let n = args.next().ok_or("--steps needs a number")?;
+                steps = Some(
+                    n.parse()
+                        .map_err(|_| format!("--steps {n}: not a number"))?,
+                );
+            }
+            "--model" => {
+                let list = args
+                    .next()
+                    .ok_or("--model needs a list: mlp,cnn,transformer")?;
+                models = list.split(',').map(str::to_string).collect();
+                if let Some(bad) = models
+                    .iter()
+                    .find(|m| !["mlp", "cnn", "transformer"].contains(&m.as_str()))
+                {
+                    return Err(
+                        format!("unknown model {bad}: --model takes mlp,cnn,transformer").into(),
+                    );
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument {other}: [--short] [--model mlp,cnn,transformer] [--steps N] \
+                     [--csv PATH]"
+                )
+                .into())
+            }
         }
     }
-    let plan = Plan::new(short);
+    let mut plan = Plan::new(short);
+    if let Some(n) = steps {
+        plan.steps = n;
+    }
+    let lowering = match std::env::var("SATURATE_CONV_LOWERING").as_deref() {
+        Ok("gemm") => Some(ConvLowering::BatchedGemm),
+        Ok("inner") => Some(ConvLowering::InnerConvolution),
+        Ok("host") => Some(ConvLowering::HostGemm),
+        Ok(other) => {
+            return Err(
+                format!("SATURATE_CONV_LOWERING={other}: expected gemm, inner or host").into(),
+            )
+        }
+        Err(_) => None,
+    };
+    if let Some(lowering) = lowering {
+        set_conv_lowering::<Inner>(lowering);
+    }
     let device = Device::default();
     println!(
-        "parity on {}: K = {}, {} SGD steps of {} images, atol {ATOL:e}, rtol {RTOL:e}",
+        "parity on {}: K = {}, {} SGD steps of {} images, atol {ATOL:e}, rtol {RTOL:e}, the \
+         group's convolutions as {:?}",
         std::any::type_name::<Inner>(),
         plan.members,
         plan.steps,
-        plan.batch
+        plan.batch,
+        saturate::vmap::conv_lowering::<Inner>()
     );
     let data = batches(&plan, &device);
     let (hidden, width, d_model) = (plan.mlp_hidden, plan.cnn_width, plan.d_model);
     let mut rows = Vec::new();
-    rows.extend(parity(
-        "mlp",
-        &plan,
-        &device,
-        &data,
-        |d| Mlp::new(hidden, d),
-        |d| Mlp::new(hidden, d),
-        |m, x| m.forward(x),
-        |m, x| m.forward(x),
-    )?);
-    rows.extend(parity(
-        "cnn",
-        &plan,
-        &device,
-        &data,
-        |d| Cnn::without_dropout(width, d),
-        |d| Cnn::without_dropout(width, d),
-        |m, x| m.forward(x),
-        |m, x| m.forward(x),
-    )?);
-    rows.extend(parity(
-        "transformer",
-        &plan,
-        &device,
-        &data,
-        |d| PatchTransformer::new(d_model, d),
-        |d| PatchTransformer::new(d_model, d),
-        |m, x| m.forward(x),
-        |m, x| m.forward(x),
-    )?);
+    let wants = |name: &str| models.iter().any(|m| m == name);
+    if wants("mlp") {
+        rows.extend(parity(
+            "mlp",
+            &plan,
+            &device,
+            &data,
+            |d| Mlp::new(hidden, d),
+            |d| Mlp::new(hidden, d),
+            |m, x| m.forward(x),
+            |m, x| m.forward(x),
+        )?);
+    }
+    if wants("cnn") {
+        rows.extend(parity(
+            "cnn",
+            &plan,
+            &device,
+            &data,
+            |d| Cnn::without_dropout(width, d),
+            |d| Cnn::without_dropout(width, d),
+            |m, x| m.forward(x),
+            |m, x| m.forward(x),
+        )?);
+    }
+    if wants("transformer") {
+        rows.extend(parity(
+            "transformer",
+            &plan,
+            &device,
+            &data,
+            |d| PatchTransformer::new(d_model, d),
+            |d| PatchTransformer::new(d_model, d),
+            |m, x| m.forward(x),
+            |m, x| m.forward(x),
+        )?);
+    }
 
     let mut csv =
         String::from("model,member,lr,parameters,max_abs_diff,worst_parameter,max_change,ok\n");
@@ -397,7 +460,11 @@ fn main() -> Result<(), Box<dyn Error>> {
         .map(|r| format!("{} member {}", r.model, r.member))
         .collect();
     if failed.is_empty() {
-        println!("parity: ok ({} members of 3 models)", rows.len());
+        println!(
+            "parity: ok ({} members of {} models)",
+            rows.len(),
+            models.len()
+        );
         Ok(())
     } else {
         eprintln!("parity: FAILED for {}", failed.join(", "));

@@ -5,8 +5,9 @@
 #
 #   scripts/gpu-check.sh build [--cuda-dir DIR]
 #       Here, on the CPU machine that has the package registries: `cargo build --release
-#       --features cuda,nvml,autotune --bench training_step --example parity_check --example
-#       recommend_group_size --example study_bench`, then copies the binaries, this script and a run.sh into
+#       --features cuda,nvml,autotune --bench training_step --example recommend_group_size
+#       --example study_bench` and `--features cuda,nvml --example parity_check` (no autotune:
+#       parity only needs the kernels to be the same on both sides), then copies the binaries, this script and a run.sh into
 #       target/gpu-check/. --cuda-dir DIR also copies DIR's include/ and lib*/
 #       (a CUDA toolkit, or the NVIDIA nvrtc / cuda-runtime wheels from PyPI unpacked into one
 #       folder) into target/gpu-check/cuda, for a GPU machine without NVRTC or CUDA headers;
@@ -22,7 +23,7 @@
 #       times a cold start (first process: CUDA context, NVRTC compilation, autotune) and a
 #       second, warm process separately; then the parity check (examples/parity_check.rs: the
 #       MLP, CNN and transformer, K = 4 members trained as a group vs each alone on CUDA, atol
-#       1e-5, rtol 1e-4; parity.csv) and the group-size recommendation
+#       1e-5, rtol 1e-4; one process per model, the three at once; parity.csv) and the group-size recommendation
 #       (examples/recommend_group_size.rs, K up to 16, NVML memory; recommend.json) and the study
 #       benchmark (examples/study_bench.rs: the paper's protocol, 24 trials, groups of 8, one
 #       process per arm, the grouped arm with the sequential arm's wall time as its budget;
@@ -120,6 +121,12 @@ if [ "$phase" = build ]; then
     # for an older driver.
     export CUDARC_CUDA_VERSION=${CUDARC_CUDA_VERSION:-13000}
     build_binaries "$bundle" --release --features cuda,nvml,autotune
+    # The parity check without autotune: it compares a group with its members under the same
+    # kernels, and autotune's candidate kernels (each compiled on first use) only cost it time.
+    json=$(cargo build --release --features cuda,nvml --example parity_check --message-format=json)
+    exe=$(echo "$json" | sed -n 's/.*"executable":"\([^"]*\/parity_check[^"]*\)".*/\1/p' | tail -1)
+    [ -x "$exe" ] || { echo "gpu-check: cargo built no parity_check executable" >&2 && exit 1; }
+    cp "$exe" "$bundle/parity_check"
     cp "$here/gpu-check.sh" "$bundle/gpu-check.sh"
     if [ -n "$cuda_dir" ]; then
         rm -rf "$bundle/cuda" && mkdir -p "$bundle/cuda"
@@ -373,11 +380,45 @@ add_outside() { outside=$(awk -v a="$outside" -v b="$wall" 'BEGIN { printf "%.3f
 parity_status=$not_run
 if part parity; then
     say "== parity: the examples' MLP, CNN and transformer, K members as a group vs each alone (parity.csv)"
-    # Parity compares a group with its members under the same kernels; autotune's lowest level
-    # keeps its first-use cost down.
-    run_step "$parity_timeout" parity env CUBECL_AUTOTUNE_LEVEL=minimal "$bin/parity_check" "${parity_args[@]}" --csv "$out/parity.csv"
+    # One process per model, all at once: each compiles its own kernels on one CPU thread, so
+    # the three compile side by side. The bundle's parity check is built without autotune.
+    t0=$(seconds)
+    pids=()
+    for model in mlp cnn transformer; do
+        timeout "$parity_timeout" "$bin/parity_check" "${parity_args[@]}" --model "$model" \
+            --csv "$out/parity-$model.csv" >"$out/parity-$model.log" 2>&1 &
+        pids+=($!)
+    done
+    parity_failed=""
+    i=0
+    for model in mlp cnn transformer; do
+        set +e
+        wait "${pids[$i]}"
+        rc=$?
+        set -e
+        i=$((i + 1))
+        case "$rc" in 0) ;; 124) parity_failed="$parity_failed $model: timeout (${parity_timeout} s);" ;; *) parity_failed="$parity_failed $model: failed (rc $rc);" ;; esac
+        tail -n 12 "$out/parity-$model.log" | tee -a "$log"
+    done
+    wall=$(awk -v a="$t0" -v b="$(seconds)" 'BEGIN { printf "%.1f", b - a }')
+    cat "$out"/parity-*.log >"$out/parity.log"
+    rm -f "$out/parity.csv"
+    for model in mlp cnn transformer; do
+        [ -f "$out/parity-$model.csv" ] || continue
+        if [ -f "$out/parity.csv" ]; then tail -n +2 "$out/parity-$model.csv" >>"$out/parity.csv"; else cp "$out/parity-$model.csv" "$out/parity.csv"; fi
+    done
+    if [ -z "$parity_failed" ]; then status=ok; else status="failed:$parity_failed"; fi
+    say "parity: $status in ${wall} s"
     parity_status="$status in ${wall} s"
     add_outside
+fi
+# CubeCL compiles each kernel with NVRTC in every new process unless its PTX cache is on
+# (`[compilation] cache`, off by default); with it, a process loads the PTX of the kernels an
+# earlier one compiled, from target/. Turned on after the cold start and the parity check
+# (whose three processes run at once), for the recommendation, the study and the steps.
+if [ "$dry_run" = 0 ] && [ ! -f cubecl.toml ] && [ ! -f burn.toml ]; then
+    printf '[compilation]\ncache = "target"\n' >cubecl.toml
+    say "cubecl.toml: CubeCL's PTX cache on (under target/)"
 fi
 recommend_status=$not_run
 if part recommend; then

@@ -29,13 +29,13 @@
 #       process per arm, the grouped arm with the sequential arm's wall time as its budget;
 #       study.csv, study.md), each under its own timeout; then runs every (arm, model, K) of the plan as
 #       `SATURATE_PROFILE=arm,model,K,steps training_step`, each under a per-run timeout, inside
-#       a budget for the cold start and the benchmark (default 180 s); then PyTorch's arms of the
+#       a budget for the cold start and the benchmark (default 330 s); then PyTorch's arms of the
 #       same steps on the GPU (scripts/python/bench_step_pytorch.py --device cuda, K = 1, 8, 32;
 #       torch.md, the two sides in one table). What does not fit is skipped and marked so.
 #       Writes results.csv and results.md into --out (default $OUT when set, else
 #       target/gpu-check/out).
 #       --parts picks the parts (default parity,steps,torch; also recommend and study): the
-#       timeouts of the chosen parts (parity 240 s, recommendation 150 s, study 2 x 120 s,
+#       timeouts of the chosen parts (parity 90 s, recommendation 150 s, study 2 x 120 s,
 #       steps --budget, torch 90 s) must add up to at most 540 s (9 minutes), so a call with
 #       the machine's start fits the device tool's 10-minute limit; run the others in a second
 #       call.
@@ -45,7 +45,11 @@
 #       spent 39-48 s in the first step of the 8-16-4 MLP at K = 1; a second process of the same
 #       step, with autotune's cache under target/ filled, 2.1 s. The parity check (three
 #       models, autotune at its lowest level) did not finish within 150 s, and the sequential
-#       arm of the study benchmark not within 75 s: hence these timeouts.
+#       arm of the study benchmark not within 75 s: hence these timeouts. Built without autotune
+#       and run as one process per model at once, the parity check took 16 s; the first step
+#       of the CNN with autotune took 58 s (eight Burn models, K = 8), and over 90 s for the
+#       group (book/src/data/cuda-h200-2026-12-04.log): hence 90 s per step run.
+#       --models LIST (e.g. cnn,transformer) runs the step benchmark for those models only.
 #   scripts/gpu-check.sh --dry-run [--budget SECONDS] [--out DIR]
 #       No GPU: prints every command of the GPU plan, checks the plan (models, Ks, the budget
 #       split), builds the bench binary and the three examples in the dev profile for wgpu
@@ -74,6 +78,7 @@ phase=run
 dry_run=0
 budget_arg=""
 parts_arg=""
+models_arg=""
 out=""
 cuda_dir=""
 bin=""
@@ -85,6 +90,7 @@ while [ $# -gt 0 ]; do
     --dry-run) dry_run=1 ;;
     --budget) budget_arg=$2 && shift ;;
     --parts) parts_arg=$2 && shift ;;
+    --models) models_arg=$2 && shift ;;
     --out) out=$2 && shift ;;
     --cuda-dir) cuda_dir=$2 && shift ;;
     --bin) bin=$2 && shift ;; # the folder with the binaries
@@ -156,18 +162,22 @@ scale_model=mlp8
 scale_ks=(128 256 512 1024)
 declare -A steps=([mlp8]=50 [mlp784]=30 [cnn]=10 [transformer]=10)
 cold_timeout=150 # first process: CUDA context, NVRTC compilation, autotune
-run_timeout=45
+run_timeout=90
 # The parity check, the recommendation and the study benchmark's two arms run before the
 # step benchmark, PyTorch's arms after it, each under its own timeout, outside --budget; the
 # chosen parts' timeouts add up to at most 540 s (9 minutes).
-budget=${budget_arg:-180}
+budget=${budget_arg:-330}
 parts=${parts_arg:-parity,steps,torch}
-parity_timeout=240
+parity_timeout=90
 recommend_timeout=150
 recommend_args=(--max-k 16)
 study_timeout=120
 study_args=()
 torch_timeout=90
+if [ -n "$models_arg" ]; then
+    IFS=, read -ra models <<<"$models_arg"
+    [[ ",$models_arg," == *",$scale_model,"* ]] || scale_ks=()
+fi
 # Each line: arm model K steps.
 plan() {
     local model k

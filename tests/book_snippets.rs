@@ -179,8 +179,10 @@ mod howto_gpu {
     mod snippet_2 {
         pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
             use saturate::vmap::{set_conv_lowering, ConvLowering};
+            type Inner = burn::backend::NdArray;
 
-            set_conv_lowering::<burn::backend::NdArray>(ConvLowering::InnerConvolution);
+            // `Inner`: the backend the group wraps (section 1), e.g. burn::backend::Cuda.
+            set_conv_lowering::<Inner>(ConvLowering::BatchedGemm);
             #[allow(unreachable_code)]
             Ok(())
         }

@@ -37,10 +37,10 @@ use crate::VmapDevice;
 ///
 /// The default is chosen by the inner backend's type ([`conv_lowering`]): NdArray gets the fast
 /// [`HostGemm`](Self::HostGemm) (a member of a group equals itself as a group of one bit for
-/// bit, and plain NdArray to rounding); wgpu (with this crate's `wgpu` feature) gets
+/// bit, and plain NdArray to rounding); every other backend gets
 /// [`InnerConvolution`](Self::InnerConvolution), which took less memory and time than the
-/// unfold at every size measured on lavapipe; every other backend gets
-/// [`BatchedGemm`](Self::BatchedGemm). [`set_conv_lowering`] changes it per backend type, e.g.
+/// unfold at every size measured on lavapipe (wgpu) and kept a member equal to itself trained
+/// alone to rounding on CUDA, where the unfold did not. [`set_conv_lowering`] changes it per backend type, e.g.
 /// to [`InnerConvolution`](Self::InnerConvolution) for bit-for-bit parity with plain NdArray.
 ///
 /// On the benchmark CNN (SmallCNN(16), batch 128, one training step of K = 8 members, NdArray,
@@ -54,7 +54,9 @@ pub enum ConvLowering {
     /// Benchmarks), but it sums in another order than NdArray's convolution: results agree with
     /// plain NdArray to rounding (1-2 ulp per convolution), not bit for bit. On CubeCL backends
     /// the implicit-GEMM convolution requires `groups == 1`, so a member axis folded into the
-    /// groups would fall back to the direct kernel; batched matrix products do not.
+    /// groups falls back to the direct kernel; batched matrix products do not. On CUDA (an
+    /// H200) its results were not those of the member's own convolution to rounding: the CNN's
+    /// parameters differed by up to 6.5e-5 after one SGD step (`examples/parity_check.rs`).
     BatchedGemm,
     /// The inner backend's own convolution: on NdArray one call per member when input and
     /// weights are both per member, elsewhere one call with the member axis folded into the
@@ -102,9 +104,8 @@ pub fn set_conv_lowering<B: Backend>(lowering: ConvLowering) {
 }
 
 /// The convolution lowering `Vmap<B>` uses for the inner backend type `B`: the one set with
-/// [`set_conv_lowering`], else [`ConvLowering::HostGemm`] for NdArray,
-/// [`ConvLowering::InnerConvolution`] for wgpu (with this crate's `wgpu` feature) and
-/// [`ConvLowering::BatchedGemm`] for every other backend.
+/// [`set_conv_lowering`], else [`ConvLowering::HostGemm`] for NdArray and
+/// [`ConvLowering::InnerConvolution`] for every other backend.
 pub fn conv_lowering<B: Backend>() -> ConvLowering {
     plan::<B>().conv
 }
@@ -148,24 +149,23 @@ pub(crate) enum Kernels {
 }
 
 impl Plan {
-    /// Every backend without kernels of its own.
+    /// Every backend without kernels of its own: the inner backend's ops, convolutions as
+    /// grouped convolutions ([`ConvLowering::InnerConvolution`]).
+    ///
+    /// Measured on Mesa's lavapipe (wgpu; `scripts/bench-conv-memory.sh`, book: GPU): at every
+    /// batch size (32, 128, 256) and K (1-8) of SmallCNN(16) it took less device memory and
+    /// less time than the unfold, and at batch 256, K = 8 the unfold's one buffer (231 MB) was
+    /// more than the device allows, where the grouped convolution ran. Measured on CUDA (an
+    /// NVIDIA H200, `examples/parity_check.rs --model cnn`, K = 4): after one SGD step a group
+    /// member under the unfold differed from itself trained alone by up to 6.5e-5, under the
+    /// grouped convolution by at most 1.5e-8 (rounding); the unfold's matrix products do not
+    /// compute with the precision of burn's own CUDA convolution there.
     const INNER: Self = Self {
-        conv: ConvLowering::BatchedGemm,
+        conv: ConvLowering::InnerConvolution,
         conv_per_member: false,
         kernels: Kernels::Inner,
         reshape_through_flat: true,
         broadcast_explicitly: true,
-    };
-
-    /// burn's wgpu backend (with or without fusion): the inner backend's ops, convolutions as
-    /// grouped convolutions ([`ConvLowering::InnerConvolution`]). Measured on Mesa's lavapipe
-    /// (`scripts/bench-conv-memory.sh`, book: GPU): at every batch size (32, 128, 256) and K
-    /// (1-8) of SmallCNN(16) it took less device memory and less time than the unfold, and at
-    /// batch 256, K = 8 the unfold's one buffer (231 MB) was more than the device allows, where
-    /// the grouped convolution ran.
-    const WGPU: Self = Self {
-        conv: ConvLowering::InnerConvolution,
-        ..Self::INNER
     };
 
     /// burn-ndarray's backend.
@@ -184,8 +184,6 @@ pub(crate) fn plan<B: Backend>() -> Plan {
     // One arm per backend with kernels of its own; every other backend takes the last.
     let default = if is_ndarray::<B>() {
         Plan::NDARRAY
-    } else if is_wgpu::<B>() {
-        Plan::WGPU
     } else {
         Plan::INNER
     };
@@ -240,26 +238,6 @@ pub(crate) fn reshape_through_flat<B: Backend>(from: &Shape, to: &Shape) -> bool
 /// `[1, ...]` — so every `Linear` followed by an activation hit it.
 pub(crate) fn broadcast_explicitly<B: Backend>() -> bool {
     plan::<B>().broadcast_explicitly
-}
-
-/// Whether `B` is burn's wgpu backend with `f32` floats (burn's `Wgpu`, fused, or its
-/// `CubeBackend` without fusion), when this crate is built with `wgpu`.
-#[cfg_attr(not(feature = "wgpu"), allow(clippy::extra_unused_type_parameters))]
-fn is_wgpu<B: Backend>() -> bool {
-    #[cfg(feature = "wgpu")]
-    {
-        use burn::backend::wgpu::{CubeBackend, WgpuRuntime};
-        let id = TypeId::of::<B>();
-        [
-            TypeId::of::<burn::backend::Wgpu>(),
-            TypeId::of::<CubeBackend<WgpuRuntime, f32, i32, u32>>(),
-        ]
-        .contains(&id)
-    }
-    #[cfg(not(feature = "wgpu"))]
-    {
-        false
-    }
 }
 
 /// Whether `B` is burn-ndarray's backend (f32 or f64 floats, i32 or i64 ints, the default

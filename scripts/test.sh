@@ -12,6 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # A clean clone builds everything once: incremental caches would only add about 16 GB of disk.
 export CARGO_INCREMENTAL=0
+# Without debug info (Cargo.toml's dev profile keeps line tables for profiling): less to
+# generate and link in every test binary and example; a failing test still names its panic.
+export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0
 start=$SECONDS
 step() { printf '\n== test.sh [%dm%02ds] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*"; }
 
@@ -63,8 +66,8 @@ step "clippy (wgpu)"
 cargo clippy "${wgpu[@]}" --all-targets -- -D warnings
 step "tests (wgpu): the parity suite on Vmap<Wgpu>"
 SATURATE_PARITY_REPORT="$PWD/target/parity-wgpu.csv" cargo test "${wgpu[@]}" --test cubecl
-# wgpu's convolutions are grouped convolutions; the other CubeCL backends (CUDA, ROCm, Metal)
-# get the unfold + K-batched matmul: the convolution tests again under that lowering.
+# Convolutions on CubeCL backends are grouped convolutions by default; the unfold + K-batched
+# matmul is the other lowering a program may choose: the convolution tests again under it.
 step "tests (wgpu): the convolutions under the unfold lowering"
 SATURATE_CONV_LOWERING=gemm cargo test "${wgpu[@]}" --test cubecl -- conv cnn
 # The wgpu programs, built as the GPU check's dry run builds them (the same artifacts), then

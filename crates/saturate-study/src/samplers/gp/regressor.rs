@@ -741,26 +741,8 @@ impl GpRegressor {
         let (n, dim) = (self.data.n, self.data.dim);
         let w = &self.params.inverse_squared_lengthscales;
         let cat = &self.data.is_categorical;
-        let scale = self.params.kernel_scale;
-        // k(x, X) and ∂k/∂d2 with one exponential per training point (the same values as
-        // `kernel` and `kernel_gradient`).
-        let mut k = Vec::with_capacity(n);
-        for i in 0..n {
-            k.push(self.scaled_d2(x, self.data.row(i)));
-        }
-        // The distances first, then the kernel: a loop without calls, in vector registers.
         let mut dk_dd2 = vec![0.0; n];
-        for (k, dk_dd2) in k.iter_mut().zip(&mut dk_dd2) {
-            let d2 = *k;
-            let s = (5.0 * d2).sqrt();
-            let e = exp_nonpositive(-s);
-            *k = scale * (e * ((5.0 / 3.0) * d2 + s + 1.0));
-            *dk_dd2 = scale * ((-5.0 / 6.0) * (s + 1.0) * e);
-        }
-        let mean = dot(&k, &self.alpha);
-        let c_inv_k = self.chol.solve(&k);
-        let raw_var =
-            self.params.kernel_scale - k.iter().zip(&c_inv_k).map(|(a, b)| a * b).sum::<f64>();
+        let (mean, c_inv_k, raw_var) = self.mean_and_variance::<true>(x, &mut dk_dd2);
         let mut dmean = vec![0.0; dim];
         let mut dvar = vec![0.0; dim];
         for i in 0..n {
@@ -795,25 +777,50 @@ impl GpRegressor {
         vectorized(
             #[inline(always)]
             || {
-                let n = self.data.n;
-                let scale = self.params.kernel_scale;
-                let mut k = Vec::with_capacity(n);
-                for i in 0..n {
-                    k.push(self.scaled_d2(x, self.data.row(i)));
-                }
-                for k in &mut k {
-                    let d2 = *k;
-                    let s = (5.0 * d2).sqrt();
-                    let e = exp_nonpositive(-s);
-                    *k = scale * (e * ((5.0 / 3.0) * d2 + s + 1.0));
-                }
-                let mean = dot(&k, &self.alpha);
-                let c_inv_k = self.chol.solve(&k);
-                let raw_var = self.params.kernel_scale
-                    - k.iter().zip(&c_inv_k).map(|(a, b)| a * b).sum::<f64>();
+                let (mean, _, raw_var) = self.mean_and_variance::<false>(x, &mut []);
                 (mean, raw_var.max(0.0))
             },
         )
+    }
+
+    /// The first half of [`Self::posterior_with_gradient`] and
+    /// [`Self::posterior_like_gradient`]: k(x, X) with one exponential per training point (the
+    /// same values as `kernel`), with `DERIVATIVE` also ∂k/∂d2 into `dk_dd2` (`n` long; the
+    /// same values as `kernel_gradient`); then the mean, C⁻¹k and the unclamped variance.
+    #[inline(always)]
+    fn mean_and_variance<const DERIVATIVE: bool>(
+        &self,
+        x: &[f64],
+        dk_dd2: &mut [f64],
+    ) -> (f64, Vec<f64>, f64) {
+        let n = self.data.n;
+        let scale = self.params.kernel_scale;
+        let mut k = Vec::with_capacity(n);
+        for i in 0..n {
+            k.push(self.scaled_d2(x, self.data.row(i)));
+        }
+        // The distances first, then the kernel: a loop without calls, in vector registers.
+        if DERIVATIVE {
+            for (k, dk_dd2) in k.iter_mut().zip(dk_dd2.iter_mut()) {
+                let d2 = *k;
+                let s = (5.0 * d2).sqrt();
+                let e = exp_nonpositive(-s);
+                *k = scale * (e * ((5.0 / 3.0) * d2 + s + 1.0));
+                *dk_dd2 = scale * ((-5.0 / 6.0) * (s + 1.0) * e);
+            }
+        } else {
+            for k in &mut k {
+                let d2 = *k;
+                let s = (5.0 * d2).sqrt();
+                let e = exp_nonpositive(-s);
+                *k = scale * (e * ((5.0 / 3.0) * d2 + s + 1.0));
+            }
+        }
+        let mean = dot(&k, &self.alpha);
+        let c_inv_k = self.chol.solve(&k);
+        let raw_var =
+            self.params.kernel_scale - k.iter().zip(&c_inv_k).map(|(a, b)| a * b).sum::<f64>();
+        (mean, c_inv_k, raw_var)
     }
 
     /// The joint posterior at several points: means and the covariance (diagonal clamped at

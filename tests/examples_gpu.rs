@@ -82,13 +82,15 @@ fn recommend_group_size_short_mode_predicts_memory_within_ten_percent() {
         // More members hold more weights, gradients and activations.
         let slope = recommendation["memory_fit"]["slope"].as_f64().unwrap();
         assert!(slope.is_finite(), "{model}");
+        // On the CPU the measurements (resident memory) resolve single pages, so the 10%
+        // decides.
         let error = model["relative_error"].as_f64().unwrap();
         assert!(
             error <= 0.10,
             "prediction off by {:.1}%: {model}",
             error * 100.0
         );
-        assert_eq!(model["within_10_percent"], true);
+        assert_eq!(model["within_tolerance"], true, "{model}");
         assert!(model["measured_at_recommended_bytes"].as_u64().unwrap() > 0);
     }
 }

@@ -49,7 +49,9 @@
 #       and run as one process per model at once, the parity check took 16 s; the first step
 #       of the CNN with autotune took 58 s (eight Burn models, K = 8), and over 90 s for the
 #       group (book/src/data/cuda-h200-2026-12-04.log): hence 90 s per step run.
-#       --models LIST (e.g. cnn,transformer) runs the step benchmark for those models only.
+#       --models LIST (e.g. cnn,transformer) runs the step benchmark for those models only, and
+#       --ks LIST (e.g. 1,8,32) at those K only: with autotune, each new (model, K) costs a
+#       first step of a minute or more.
 #   scripts/gpu-check.sh --dry-run [--budget SECONDS] [--out DIR]
 #       No GPU: prints every command of the GPU plan, checks the plan (models, Ks, the budget
 #       split), builds the bench binary and the three examples in the dev profile for wgpu
@@ -79,6 +81,7 @@ dry_run=0
 budget_arg=""
 parts_arg=""
 models_arg=""
+ks_arg=""
 out=""
 cuda_dir=""
 bin=""
@@ -91,6 +94,7 @@ while [ $# -gt 0 ]; do
     --budget) budget_arg=$2 && shift ;;
     --parts) parts_arg=$2 && shift ;;
     --models) models_arg=$2 && shift ;;
+    --ks) ks_arg=$2 && shift ;;
     --out) out=$2 && shift ;;
     --cuda-dir) cuda_dir=$2 && shift ;;
     --bin) bin=$2 && shift ;; # the folder with the binaries
@@ -178,6 +182,7 @@ if [ -n "$models_arg" ]; then
     IFS=, read -ra models <<<"$models_arg"
     [[ ",$models_arg," == *",$scale_model,"* ]] || scale_ks=()
 fi
+[ -n "$ks_arg" ] && IFS=, read -ra ks <<<"$ks_arg"
 # Each line: arm model K steps.
 plan() {
     local model k

@@ -17,7 +17,8 @@
 //! run in separate processes at once where each process compiles its own kernels (CubeCL on a
 //! GPU); `--steps N` overrides the number of steps; `SATURATE_CONV_LOWERING=gemm|inner|host`
 //! chooses how the group computes convolutions (`saturate::vmap::ConvLowering`; unset, the
-//! inner backend's default). `--short` (or `SATURATE_SHORT=1`): K = 2, 2 steps, small models and batches (seconds on a CPU); the default: K = 4, 10 steps,
+//! inner backend's default). `--short` (or `SATURATE_SHORT=1`): K = 2, 2 steps, small models
+//! and batches (seconds on a CPU); the default: K = 4, 10 steps,
 //! the examples' default sizes (minutes on a 2-core CPU for the CNN, seconds on a GPU).
 //!
 //! The CNN is trained without its dropout layer (`Cnn::without_dropout`): dropout's random

@@ -12,10 +12,14 @@
 //! `Autodiff<Vmap<Inner>>`, saturate's per-member dropout and SGD, driven by
 //! [`run_trainer`] with refill off (each group is K trials asked together).
 //!
-//! The model's width is **fixed** (`--width`, default 8: conv 1→8→16 channels, a 64-unit hidden
-//! layer), not searched: a searched width would be a shared hyperparameter in the grouped arm
-//! (one value per group) but a per-trial one in the sequential arm, and the two arms would no
-//! longer train the same networks.
+//! The model's width (conv 1→w→2w channels, a 64-unit hidden layer) is **searched** by
+//! default, as in `examples/fashion_mnist.rs`: `width` in {8, 12, 16}, sampled first. In the
+//! sequential arm (and the Python reference) it is one more per-trial parameter; in the grouped
+//! arm it is the group's *shared* parameter, so the grouped arm runs the trainer's defaults:
+//! refill on, at most `2K` trials per group, then the next group samples its own width. The
+//! two arms then search the same space as a user would, with the constraint grouping puts on
+//! it; each row records how many widths the arm tried. `--width N` fixes the width instead
+//! (refill off in the grouped arm: each group is K trials asked together).
 //!
 //! One arm per process (the peak resident memory of a [`Profile`] is the process's):
 //!
@@ -86,7 +90,8 @@ struct Plan {
     group_size: usize,
     batch_size: usize,
     epochs: usize,
-    width: usize,
+    /// The fixed width, or `None` when the width is searched ([`WIDTH`]).
+    width: Option<usize>,
     train_images: usize,
     valid_images: usize,
 }
@@ -98,7 +103,7 @@ impl Plan {
             group_size: 8,
             batch_size: 128,
             epochs: 1,
-            width: 8,
+            width: None,
             train_images: 8192,
             valid_images: 2048,
         }
@@ -110,7 +115,7 @@ impl Plan {
             group_size: 2,
             batch_size: 128,
             epochs: 1,
-            width: 8,
+            width: None,
             train_images: 512,
             valid_images: 256,
         }
@@ -269,7 +274,10 @@ fn study(seed: u64) -> Result<DefaultStudy, Box<dyn Error>> {
         .init()?)
 }
 
-/// The search space's bounds, in sampling order.
+/// The searched width: an integer from 8 to 16 in steps of 4 (the main example's).
+const WIDTH: (i64, i64, i64) = (8, 16, 4);
+
+/// The search space's bounds, in sampling order (after the width).
 const LR: (f64, f64) = (1e-3, 0.3);
 const MOMENTUM: (f64, f64) = (0.0, 0.95);
 const WEIGHT_DECAY: (f64, f64) = (1e-6, 1e-2);
@@ -281,6 +289,7 @@ const DROPOUT: (f64, f64) = (0.0, 0.6);
 /// One trial's hyperparameters.
 #[derive(Debug, Clone, Copy)]
 struct Hyper {
+    width: usize,
     lr: f64,
     momentum: f64,
     weight_decay: f64,
@@ -291,7 +300,7 @@ struct Hyper {
 fn train_single(plan: &Plan, data: &Data, hyper: Hyper) -> f64 {
     let device = Default::default();
     let mut model = SingleCnn::<Single> {
-        body: Body::new(plan.width, &device),
+        body: Body::new(hyper.width, &device),
         dropout: burn::nn::DropoutConfig::new(hyper.dropout).init(),
     };
     let mut optim = burn::optim::SgdConfig::new()
@@ -333,7 +342,12 @@ fn sequential(plan: &Plan, data: &Data, seed: u64) -> Result<ArmRun, Box<dyn Err
     let started = Instant::now();
     for _ in 0..plan.trials {
         let mut trial = study.ask()?;
+        let width = match plan.width {
+            Some(width) => width,
+            None => trial.suggest_int_with("width", WIDTH.0, WIDTH.1, false, WIDTH.2)? as usize,
+        };
         let hyper = Hyper {
+            width,
             lr: trial.suggest_float_log("lr", LR.0, LR.1)?,
             momentum: trial.suggest_float("momentum", MOMENTUM.0, MOMENTUM.1)?,
             weight_decay: trial.suggest_float_log(
@@ -346,9 +360,10 @@ fn sequential(plan: &Plan, data: &Data, seed: u64) -> Result<ArmRun, Box<dyn Err
         let accuracy = train_single(plan, data, hyper);
         study.tell(&trial, &[accuracy])?;
         println!(
-            "trial {:2}: accuracy {accuracy:.4} (lr {:.4}, momentum {:.3}, weight decay {:.2e}, \
+            "trial {:2}: accuracy {accuracy:.4} (width {}, lr {:.4}, momentum {:.3}, weight decay {:.2e}, \
              dropout {:.3}) at {:.1} s",
             trial.number(),
+            hyper.width,
             hyper.lr,
             hyper.momentum,
             hyper.weight_decay,
@@ -371,22 +386,25 @@ struct StudyTask {
 }
 
 impl GroupTask<Inner> for StudyTask {
-    /// Nothing is shared: the width is fixed.
-    type Shared = ();
+    /// The width: searched once per group, or the plan's fixed width.
+    type Shared = usize;
     type Model = GroupCnn<Train>;
     type Rule = GroupSgd;
     type Batch = ImageBatch<Train>;
 
     fn suggest_shared<S: Study>(
         &mut self,
-        _scope: &mut SharedScope<'_, '_, S>,
-    ) -> Result<(), ObjectiveError> {
-        Ok(())
+        scope: &mut SharedScope<'_, '_, S>,
+    ) -> Result<usize, ObjectiveError> {
+        Ok(match self.plan.width {
+            Some(width) => width,
+            None => scope.suggest_int_with("width", WIDTH.0, WIDTH.1, false, WIDTH.2)? as usize,
+        })
     }
 
     fn suggest_members<S: Study>(
         &mut self,
-        _shared: &(),
+        _shared: &usize,
         scope: &mut MemberScope<'_, '_, S>,
     ) -> Result<MemberHyper, ObjectiveError> {
         Ok(MemberHyper::new()
@@ -407,20 +425,21 @@ impl GroupTask<Inner> for StudyTask {
 
     fn init_model(
         &mut self,
-        _shared: &(),
+        width: &usize,
         hyper: &MemberHyper,
         device: &VmapDevice<Inner>,
     ) -> Result<GroupCnn<Train>, ObjectiveError> {
-        // A new group (refill is off): its epoch starts at the first batch, as every
-        // sequential trial's does.
+        // A new group: its epoch starts at the first batch, as every sequential trial's does
+        // (with refill, members that replace the first ones all start at the next epoch's
+        // first batch: there is no pruner, so a group's members finish together).
         self.step = 0;
         Ok(GroupCnn {
-            body: Body::new(self.plan.width, device),
+            body: Body::new(*width, device),
             dropout: DropoutConfig::new(hyper.get("dropout").to_vec()).init(device)?,
         })
     }
 
-    fn optimizer(&self, _shared: &(), hyper: &MemberHyper) -> GroupSgdConfig {
+    fn optimizer(&self, _shared: &usize, hyper: &MemberHyper) -> GroupSgdConfig {
         GroupSgdConfig::new()
             .with_momentum(Some(
                 GroupMomentumConfig::new()
@@ -487,8 +506,11 @@ struct Grouped {
 
 fn grouped(plan: &Plan, data: Data, seed: u64) -> Result<(ArmRun, Grouped), Box<dyn Error>> {
     let study = study(seed)?;
+    // A searched width is shared by a group: the trainer's default refill (a group takes at
+    // most 2K trials, then the next samples its own width). A fixed width: refill off, each
+    // group is K trials asked together.
     let mut trainer = TrainerConfig::new(plan.steps_per_epoch(), plan.epochs)
-        .with_refill(false)
+        .with_refill(plan.width.is_none())
         .init(StudyTask {
             data,
             plan: plan.clone(),
@@ -527,11 +549,13 @@ fn continue_until(plan: &Plan, arm: &mut Grouped, left: Duration) -> Result<(), 
 // ---------------------------------------------------------------------------------------------
 // Recording.
 
-/// What a study run finished: complete trials and the best accuracy among them.
+/// What a study run finished: complete trials, the best accuracy among them and how many
+/// different widths they trained.
 #[derive(Debug, Clone, Copy)]
 struct ArmRun {
     complete: usize,
     best: f64,
+    widths: usize,
 }
 
 impl ArmRun {
@@ -548,9 +572,10 @@ impl ArmRun {
             return Ok(Self {
                 complete: 0,
                 best: f64::NAN,
+                widths: 0,
             });
         };
-        let in_budget: Vec<f64> = trials
+        let in_budget: Vec<_> = trials
             .iter()
             .filter(|t| t.state == TrialState::Complete)
             .filter(|t| {
@@ -558,11 +583,26 @@ impl ArmRun {
                     (done - first).num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6 <= budget
                 })
             })
-            .filter_map(|t| t.value())
             .collect();
+        let mut widths: Vec<i64> = in_budget
+            .iter()
+            .filter_map(|t| t.param("width").and_then(|w| w.as_f64()))
+            .map(|w| w as i64)
+            .collect();
+        widths.sort_unstable();
+        widths.dedup();
         Ok(Self {
             complete: in_budget.len(),
-            best: in_budget.iter().copied().fold(f64::NAN, f64::max),
+            best: in_budget
+                .iter()
+                .filter_map(|t| t.value())
+                .fold(f64::NAN, f64::max),
+            // A fixed width is not a parameter of the trials: one width.
+            widths: if in_budget.is_empty() {
+                0
+            } else {
+                widths.len().max(1)
+            },
         })
     }
 }
@@ -577,7 +617,7 @@ fn csv_header() -> String {
     format!(
         "arm,seed,backend,commit,width,train_images,valid_images,batch_size,epochs,group_size,\
          trials,wall_seconds,trials_per_minute,best_accuracy,budget_seconds,budget_trials,\
-         budget_best_accuracy,load_before,load_after,{}",
+         budget_best_accuracy,load_before,load_after,widths_tried,{}",
         profile.join(",")
     )
 }
@@ -733,7 +773,83 @@ fn table(path: &Path) -> Result<String, Box<dyn Error>> {
             row.get("load_after"),
         )?;
     }
+    writeln!(out)?;
+    out.push_str(&summary(&rows)?);
     Ok(out)
+}
+
+/// The spread over seeds: per arm, the median and interquartile range of the best accuracy
+/// after the protocol's trials and within the budget, and the medians of the trials in the
+/// budget, the widths tried and the wall time. A seed counts once per arm (its last row).
+fn summary(rows: &[Row]) -> Result<String, Box<dyn Error>> {
+    let mut arms: Vec<String> = Vec::new();
+    for row in rows {
+        let label = arm_label(row);
+        if !arms.contains(&label) {
+            arms.push(label);
+        }
+    }
+    let mut out = String::new();
+    writeln!(
+        out,
+        "| arm | seeds | best accuracy: median (IQR) | best in budget: median (IQR) | \
+         trials in budget (median) | widths tried (median) | wall time (s, median) |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|")?;
+    for arm in &arms {
+        let mut last: Vec<&Row> = Vec::new();
+        for row in rows.iter().rev().filter(|r| &arm_label(r) == arm) {
+            if !last.iter().any(|r| r.get("seed") == row.get("seed")) {
+                last.push(row);
+            }
+        }
+        let column = |c: &str| -> Vec<f64> {
+            let mut v: Vec<f64> = last
+                .iter()
+                .filter_map(|r| r.num(c))
+                .filter(|x| x.is_finite())
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let spread = |c: &str| match quartiles(&column(c)) {
+            Some((q1, m, q3)) => format!("{m:.4} ({q1:.4} to {q3:.4})"),
+            None => "-".into(),
+        };
+        let median = |c: &str, digits: usize| {
+            quartiles(&column(c)).map_or("-".into(), |(_, m, _)| format!("{m:.digits$}"))
+        };
+        writeln!(
+            out,
+            "| {arm} | {} | {} | {} | {} | {} | {} |",
+            last.len(),
+            spread("best_accuracy"),
+            spread("budget_best_accuracy"),
+            median("budget_trials", 1),
+            median("widths_tried", 1),
+            median("wall_seconds", 1),
+        )?;
+    }
+    Ok(out)
+}
+
+/// The first quartile, the median and the third quartile of sorted `values` (linear
+/// interpolation between order statistics, numpy's default); `None` when empty.
+fn quartiles(values: &[f64]) -> Option<(f64, f64, f64)> {
+    let at = |q: f64| {
+        let pos = q * (values.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        values[lo] + (values[hi] - values[lo]) * (pos - lo as f64)
+    };
+    (!values.is_empty()).then(|| (at(0.25), at(0.5), at(0.75)))
+}
+
+/// The width as the CSV and the log name it: the fixed width, or the searched range.
+fn width_label(plan: &Plan) -> String {
+    match plan.width {
+        Some(width) => width.to_string(),
+        None => format!("{}-{} step {}", WIDTH.0, WIDTH.1, WIDTH.2),
+    }
 }
 
 /// The arm as the table names it: the grouped arm with its group size (the runner at K = 1
@@ -818,7 +934,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         Plan::paper()
     };
     if let Some(width) = o.width {
-        plan.width = width;
+        plan.width = Some(width);
     }
     if let Some(trials) = o.trials {
         plan.trials = trials;
@@ -846,7 +962,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         } else {
             String::new()
         },
-        plan.width,
+        width_label(&plan),
         data.train.len(),
         data.valid.len(),
         plan.batch_size,
@@ -881,9 +997,9 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     let wall = profile.wall_seconds;
     let row = format!(
-        "{arm},{},{backend},{commit},{},{},{},{},{},{group_size},{},{wall},{},{},{},{},{},{},{},{}",
+        "{arm},{},{backend},{commit},{},{},{},{},{},{group_size},{},{wall},{},{},{},{},{},{},{},{},{}",
         o.seed,
-        plan.width,
+        width_label(&plan),
         train_len,
         valid_len,
         plan.batch_size,
@@ -896,18 +1012,20 @@ fn main() -> Result<(), Box<dyn Error>> {
         budget.1.best,
         load_before,
         load_after,
+        budget.1.widths,
         profile.to_csv_row(),
     );
     append_row(&o.csv, &row)?;
     println!(
         "{arm}: {} trials in {wall:.1} s ({:.2} trials/min), best accuracy {:.4}; in {:.0} s: \
-         {} trials, best {:.4}",
+         {} trials, best {:.4}, {} width(s)",
         plan.trials,
         plan.trials as f64 / (wall / 60.0),
         run.best,
         budget.0,
         budget.1.complete,
         budget.1.best,
+        budget.1.widths,
     );
     print!("{profile}");
     println!("row appended to {}", o.csv.display());

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The study benchmark (issue 10; book/src/benchmarks.md, "Study benchmark"): the paper's
-# protocol (Fashion-MNIST subset 8,192 / 2,048, batch 128, one epoch, the small CNN at width 8,
-# 24 trials, group 8) for each TPE seed, arms interleaved per seed so that the machine's load
-# hits all of them: sequential saturate (plain Burn, K = 1), grouped saturate (the runner,
-# K = 8, with the fixed-time-budget continuation to the sequential arm's wall time), the runner
-# at K = 1 (what saturate's kernels buy without grouping) and
-# sequential Optuna + PyTorch (scripts/bench-python-reference.sh, same budget).
+# The study benchmark (book/src/benchmarks/study.md): the protocol of examples/study_bench.rs
+# (Fashion-MNIST subset 8,192 / 2,048, batch 128, one epoch, the small CNN with its width
+# searched, 24 trials, group 8) for each TPE seed, arms interleaved per seed so that the
+# machine's load hits all of them: sequential saturate (plain Burn, K = 1), grouped saturate
+# (the runner, K = 8, refill on, then more groups until the sequential arm's wall time has
+# passed) and sequential Optuna + PyTorch (scripts/bench-python-reference.sh, the same budget,
+# more trials until it has passed). Optional: the runner at K = 1 (what saturate's kernels buy
+# without grouping). The table ends with each arm's median and interquartile range over seeds.
 #
-# usage: scripts/bench-study.sh [seed...]          (default: 0 1 2)
-# env:   ARMS="sequential grouped grouped1 python"  the arms, in this order per seed (grouped1:
-#                                           the runner at K = 1, no budget continuation)
+# usage: scripts/bench-study.sh [seed...]          (default: 0 to 9)
+# env:   ARMS="sequential grouped python"   the arms, in this order per seed (add grouped1: the
+#                                           runner at K = 1, no budget continuation)
 #        CSV=target/bench/study.csv         rows are appended (one per arm and seed)
 #        FEATURES=cuda,nvml                 cargo features of the build (default: none, NdArray)
 #        STUDY_ARGS="--short"               extra arguments of every arm (e.g. the smoke test)
@@ -27,8 +28,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 seeds=("$@")
-[ ${#seeds[@]} -eq 0 ] && seeds=(0 1 2)
-arms=(${ARMS:-sequential grouped grouped1 python})
+[ ${#seeds[@]} -eq 0 ] && seeds=(0 1 2 3 4 5 6 7 8 9)
+arms=(${ARMS:-sequential grouped python})
 csv="${CSV:-target/bench/study.csv}"
 md="${csv%.csv}.md"
 features="${FEATURES:-}"

@@ -253,6 +253,11 @@ fn study_bench_short_records_both_arms_and_tabulates_them() {
             (512.0, 256.0)
         );
         assert_eq!((num(row, "trials"), num(row, "group_size")), (2.0, k));
+        // The width is searched: the sequential arm's 2 trials drew one or two widths, the
+        // grouped arm's first group one (more groups may follow within the budget).
+        assert_eq!(row["width"], "8-16 step 4");
+        let widths = num(row, "widths_tried");
+        assert!((1.0..=3.0).contains(&widths), "{arm}: {widths} widths");
         let best = num(row, "best_accuracy");
         assert!((0.0..=1.0).contains(&best), "{arm}: best accuracy {best}");
         let wall = num(row, "wall_seconds");
@@ -313,11 +318,21 @@ fn study_bench_short_records_both_arms_and_tabulates_them() {
     let table = run_example("study_bench", &["--table", csv_arg], &[], dir.path());
     let table = stdout(&table);
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines.len(), 5, "{table}");
+    // The rows, a blank line, then the spread over seeds (one seed here: IQR of one value).
+    assert_eq!(lines.len(), 11, "{table}");
     assert!(lines[2].starts_with("| 1 | sequential |"), "{table}");
     assert!(lines[2].contains("| 1.00x |"), "{table}");
     assert!(lines[3].starts_with("| 1 | grouped K=2 |"), "{table}");
     assert!(lines[4].starts_with("| 1 | grouped K=1 |"), "{table}");
+    assert!(lines[5].is_empty(), "{table}");
+    assert!(lines[6].contains("median (IQR)"), "{table}");
+    let best = format!("{:.4}", num(&written[0], "best_accuracy"));
+    assert!(
+        lines[8].starts_with(&format!("| sequential | 1 | {best} ({best} to {best}) |")),
+        "{table}"
+    );
+    assert!(lines[9].starts_with("| grouped K=2 | 1 |"), "{table}");
+    assert!(lines[10].starts_with("| grouped K=1 | 1 |"), "{table}");
 }
 
 /// The PBT example's short mode: one group of 4 for 4 epochs with an exploit step after epoch

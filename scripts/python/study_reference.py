@@ -2,13 +2,16 @@
 
 The same protocol as examples/study_bench.rs: the shipped Fashion-MNIST subset (the same .gz
 IDX files, 8,192 training / 2,048 validation images), batch 128, one epoch per trial, the same
-small CNN at the same fixed width, 24 trials, TPE (seeded, constant liar), the same search
-space (learning rate, momentum, weight decay, dropout, sampled in that order), SGD with
-dampening 0 and coupled weight decay, no pruner. It appends one row with the same columns as
-the Rust arms to the CSV, so one table holds every arm.
+small CNN, 24 trials, TPE (seeded, constant liar), the same search space (the width, an
+integer from 8 to 16 in steps of 4, unless --width fixes it; learning rate, momentum, weight
+decay, dropout; sampled in that order), SGD with dampening 0 and coupled weight decay, no
+pruner. With --budget-seconds S it goes on with more trials of the same study after the 24
+until S seconds have passed (as the grouped Rust arm does) and counts the trials that
+completed within S. It appends one row with the same columns as the Rust arms to the CSV, so
+one table holds every arm.
 
 usage: python study_reference.py --seed 0 --csv target/bench/study.csv [--budget-seconds S]
-       [--threads 2] [--width 8] [--trials N] [--short]
+       [--threads 2] [--width N] [--trials N] [--short]
 
 Run through scripts/bench-python-reference.sh (it uses target/venv/torch).
 """
@@ -40,7 +43,7 @@ PROFILE_COLUMNS = (
 HEADER = (
     "arm,seed,backend,commit,width,train_images,valid_images,batch_size,epochs,group_size,"
     "trials,wall_seconds,trials_per_minute,best_accuracy,budget_seconds,budget_trials,"
-    "budget_best_accuracy,load_before,load_after,"
+    "budget_best_accuracy,load_before,load_after,widths_tried,"
     + ",".join("profile_" + c for c in PROFILE_COLUMNS)
 )
 
@@ -48,6 +51,7 @@ LR = (1e-3, 0.3)
 MOMENTUM = (0.0, 0.95)
 WEIGHT_DECAY = (1e-6, 1e-2)
 DROPOUT = (0.0, 0.6)
+WIDTH = (8, 16, 4)
 
 
 def read_idx(path):
@@ -102,7 +106,7 @@ def main():
     p.add_argument("--csv", default=os.path.join(ROOT, "target", "bench", "study.csv"))
     p.add_argument("--budget-seconds", type=float, default=None)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--width", type=int, default=8)
+    p.add_argument("--width", type=int, default=None, help="fix the width (default: searched)")
     p.add_argument("--trials", type=int, default=None)
     p.add_argument("--short", action="store_true")
     args = p.parse_args()
@@ -110,6 +114,7 @@ def main():
     trials, batch, epochs = (2, 128, 1) if args.short else (24, 128, 1)
     trials = args.trials or trials
     n_train, n_valid = (512, 256) if args.short else (8192, 2048)
+    width_label = str(args.width) if args.width else f"{WIDTH[0]}-{WIDTH[1]} step {WIDTH[2]}"
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     x_train, y_train = load("train", n_train)
@@ -118,7 +123,7 @@ def main():
     order = torch.from_numpy(np.random.default_rng(args.seed).permutation(len(x_train)))
     steps = len(x_train) // batch
     print(
-        f"optuna-pytorch arm, seed {args.seed}: {trials} trials of the CNN (width {args.width}) "
+        f"optuna-pytorch arm, seed {args.seed}: {trials} trials of the CNN (width {width_label}) "
         f"on {len(x_train)} / {len(x_valid)} images, batch {batch}, {epochs} epoch(s) of "
         f"{steps} steps; torch {torch.__version__} ({torch.get_num_threads()} threads), "
         f"optuna {optuna.__version__}",
@@ -126,11 +131,12 @@ def main():
     )
 
     def objective(trial):
+        width = args.width or trial.suggest_int("width", WIDTH[0], WIDTH[1], step=WIDTH[2])
         lr = trial.suggest_float("lr", *LR, log=True)
         momentum = trial.suggest_float("momentum", *MOMENTUM)
         weight_decay = trial.suggest_float("weight_decay", *WEIGHT_DECAY, log=True)
         dropout = trial.suggest_float("dropout", *DROPOUT)
-        model = Cnn(args.width, dropout)
+        model = Cnn(width, dropout)
         optim = torch.optim.SGD(
             model.parameters(), lr=lr, momentum=momentum, dampening=0.0,
             weight_decay=weight_decay,
@@ -151,7 +157,7 @@ def main():
                 hits += (logits.argmax(1) == y_valid[start : start + 512]).sum().item()
         accuracy = hits / len(x_valid)
         print(
-            f"trial {trial.number:2}: accuracy {accuracy:.4f} (lr {lr:.4f}, momentum "
+            f"trial {trial.number:2}: accuracy {accuracy:.4f} (width {width}, lr {lr:.4f}, momentum "
             f"{momentum:.3f}, weight decay {weight_decay:.2e}, dropout {dropout:.3f})",
             flush=True,
         )
@@ -171,24 +177,30 @@ def main():
     study.optimize(objective, n_trials=trials)
     wall = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
+    if args.budget_seconds is not None and wall < args.budget_seconds:
+        # The grouped arm's continuation: more trials of the same study until the budget has
+        # passed (the trial running then finishes and is not counted). As in the Rust arms,
+        # the wall and CPU columns are the protocol's trials only.
+        study.optimize(objective, timeout=args.budget_seconds - wall)
     load_after = load_average()
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
     complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
-    best = max(t.value for t in complete)
+    best = max(t.value for t in complete[:trials])
     budget = args.budget_seconds if args.budget_seconds is not None else wall
     in_budget = [
         t for t in complete if t.datetime_complete.timestamp() - started_wall <= budget
     ]
     budget_best = max((t.value for t in in_budget), default=float("nan"))
+    widths = {t.params.get("width", args.width) for t in in_budget}
 
     profile = [repr(wall), repr(cpu), str(peak_rss)] + [""] * (len(PROFILE_COLUMNS) - 3)
     row = [
         "optuna-pytorch", str(args.seed), f"torch-cpu-{torch.get_num_threads()}t",
-        os.environ.get("SATURATE_BENCH_COMMIT", ""), str(args.width), str(len(x_train)),
+        os.environ.get("SATURATE_BENCH_COMMIT", ""), width_label, str(len(x_train)),
         str(len(x_valid)), str(batch), str(epochs), "1", str(trials), repr(wall),
         repr(trials / (wall / 60.0)), repr(best), repr(budget), str(len(in_budget)),
-        repr(budget_best), load_before, load_after,
+        repr(budget_best), load_before, load_after, str(len(widths)),
     ] + profile
     os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
     new = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
@@ -203,7 +215,7 @@ def main():
     print(
         f"optuna-pytorch: {trials} trials in {wall:.1f} s ({trials / (wall / 60):.2f} "
         f"trials/min), best accuracy {best:.4f}; in {budget:.0f} s: {len(in_budget)} trials, "
-        f"best {budget_best:.4f}; CPU {cpu:.1f} s, peak RSS {peak_rss / 2**20:.0f} MiB"
+        f"best {budget_best:.4f}, {len(widths)} width(s); CPU {cpu:.1f} s, peak RSS {peak_rss / 2**20:.0f} MiB"
     )
     print(f"row appended to {args.csv}")
 

@@ -507,10 +507,11 @@ struct Grouped {
 fn grouped(plan: &Plan, data: Data, seed: u64) -> Result<(ArmRun, Grouped), Box<dyn Error>> {
     let study = study(seed)?;
     // A searched width is shared by a group: the trainer's default refill (a group takes at
-    // most 2K trials, then the next samples its own width). A fixed width: refill off, each
-    // group is K trials asked together.
+    // most 2K trials, then the next samples its own width). A fixed width, or K = 1 (a
+    // sequential search, where each trial samples its own width): refill off, each group is
+    // K trials asked together.
     let mut trainer = TrainerConfig::new(plan.steps_per_epoch(), plan.epochs)
-        .with_refill(plan.width.is_none())
+        .with_refill(plan.width.is_none() && plan.group_size > 1)
         .init(StudyTask {
             data,
             plan: plan.clone(),
@@ -715,13 +716,17 @@ fn read_rows(path: &Path) -> Result<Vec<Row>, Box<dyn Error>> {
 }
 
 /// The markdown table of every row of the CSV, with the speedup and accuracy difference of
-/// each arm against the sequential arm of the same seed (its last row).
+/// each arm against the sequential search of the same seed: its plain Burn arm's last row, or
+/// without one the runner's at K = 1.
 fn table(path: &Path) -> Result<String, Box<dyn Error>> {
     let rows = read_rows(path)?;
     let sequential = |seed: &str| {
-        rows.iter()
-            .rev()
-            .find(|r| r.get("arm") == "sequential" && r.get("seed") == seed)
+        let last = |label: &str| {
+            rows.iter()
+                .rev()
+                .find(|r| arm_label(r) == label && r.get("seed") == seed)
+        };
+        last("sequential").or_else(|| last("grouped K=1"))
     };
     let mut out = String::new();
     writeln!(

@@ -2,15 +2,19 @@
 # The study benchmark (book/src/benchmarks/study.md): the protocol of examples/study_bench.rs
 # (Fashion-MNIST subset 8,192 / 2,048, batch 128, one epoch, the small CNN with its width
 # searched, 24 trials, group 8) for each TPE seed, arms interleaved per seed so that the
-# machine's load hits all of them: sequential saturate (plain Burn, K = 1), grouped saturate
-# (the runner, K = 8, refill on, then more groups until the sequential arm's wall time has
-# passed) and sequential Optuna + PyTorch (scripts/bench-python-reference.sh, the same budget,
-# more trials until it has passed). Optional: the runner at K = 1 (what saturate's kernels buy
-# without grouping). The table ends with each arm's median and interquartile range over seeds.
+# machine's load hits all of them:
+# - grouped1: a sequential search on saturate's kernels (the runner at K = 1, one trial at a
+#   time, each sampling its own width); its wall time is the seed's budget;
+# - grouped: saturate's runner at K = 8 (refill on), then more groups until the budget passed;
+# - python: sequential Optuna + PyTorch (scripts/bench-python-reference.sh), then more trials
+#   until the budget passed;
+# - sequential (not in the default): one trial at a time in plain Burn (`Autodiff<NdArray>`,
+#   burn's convolution: about 40 s per trial at width 16 on a 2-core EPYC, 10 min per seed);
+#   when it runs first in a seed, its wall time is the budget instead.
+# The table ends with each arm's median and interquartile range over seeds.
 #
 # usage: scripts/bench-study.sh [seed...]          (default: 0 to 9)
-# env:   ARMS="sequential grouped python"   the arms, in this order per seed (add grouped1: the
-#                                           runner at K = 1, no budget continuation)
+# env:   ARMS="grouped1 grouped python"     the arms, in this order per seed
 #        CSV=target/bench/study.csv         rows are appended (one per arm and seed)
 #        FEATURES=cuda,nvml                 cargo features of the build (default: none, NdArray)
 #        STUDY_ARGS="--short"               extra arguments of every arm (e.g. the smoke test)
@@ -29,7 +33,7 @@ cd "$root"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 seeds=("$@")
 [ ${#seeds[@]} -eq 0 ] && seeds=(0 1 2 3 4 5 6 7 8 9)
-arms=(${ARMS:-sequential grouped python})
+arms=(${ARMS:-grouped1 grouped python})
 csv="${CSV:-target/bench/study.csv}"
 md="${csv%.csv}.md"
 features="${FEATURES:-}"
@@ -70,9 +74,12 @@ for seed in "${seeds[@]}"; do
                     ${budget:+--budget-seconds "$budget"} "${extra[@]}"
                 ;;
             grouped1)
-                # The runner one trial at a time on Vmap<NdArray>: what saturate's kernels buy
-                # without grouping (no budget continuation; its budget columns are its own).
+                # The runner one trial at a time on Vmap<NdArray> (refill off: each trial
+                # samples its own width): a sequential search on saturate's kernels. Without a
+                # sequential arm before it in the seed, its wall time is the seed's budget.
                 "$bin" --arm grouped --group-size 1 --seed "$seed" --csv "$csv" "${extra[@]}"
+                [ -n "$budget" ] || budget=$(awk -F, -v s="$seed" \
+                    '$1 == "grouped" && $2 == s && $10 == 1 {w = $12} END {print w}' "$csv")
                 ;;
             python)
                 "$root/scripts/bench-python-reference.sh" --seed "$seed" --csv "$csv" \

@@ -555,6 +555,8 @@ fn continue_until(plan: &Plan, arm: &mut Grouped, left: Duration) -> Result<(), 
 #[derive(Debug, Clone, Copy)]
 struct ArmRun {
     complete: usize,
+    /// Complete trials and failed ones (a member whose loss diverged fails its trial).
+    finished: usize,
     best: f64,
     widths: usize,
 }
@@ -572,18 +574,23 @@ impl ArmRun {
         let Some(first) = trials.iter().filter_map(|t| t.datetime_start).min() else {
             return Ok(Self {
                 complete: 0,
+                finished: 0,
                 best: f64::NAN,
                 widths: 0,
             });
         };
-        let in_budget: Vec<_> = trials
+        let finished: Vec<_> = trials
             .iter()
-            .filter(|t| t.state == TrialState::Complete)
+            .filter(|t| matches!(t.state, TrialState::Complete | TrialState::Fail))
             .filter(|t| {
                 t.datetime_complete.is_some_and(|done| {
                     (done - first).num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6 <= budget
                 })
             })
+            .collect();
+        let in_budget: Vec<_> = finished
+            .iter()
+            .filter(|t| t.state == TrialState::Complete)
             .collect();
         let mut widths: Vec<i64> = in_budget
             .iter()
@@ -594,6 +601,7 @@ impl ArmRun {
         widths.dedup();
         Ok(Self {
             complete: in_budget.len(),
+            finished: finished.len(),
             best: in_budget
                 .iter()
                 .filter_map(|t| t.value())
@@ -1034,12 +1042,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     );
     print!("{profile}");
     println!("row appended to {}", o.csv.display());
-    if run.complete != plan.trials {
+    if run.finished != plan.trials {
         // The row is written first: a long run is not thrown away, its `best_accuracy` is
         // over the complete trials only, and this exit status says it is not the protocol.
+        // A failed trial (its loss diverged) has finished: it is a result of the search.
         return Err(format!(
-            "{} of {} trials completed: the benchmark needs all of them",
-            run.complete, plan.trials
+            "{} of {} trials finished: the benchmark needs all of them",
+            run.finished, plan.trials
         )
         .into());
     }

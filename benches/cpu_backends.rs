@@ -479,18 +479,13 @@ fn main() {
         .collect();
     // The lowering in effect: the library's default for the inner backend unless
     // `CONV_LOWERING` picks one.
-    match std::env::var("CONV_LOWERING").as_deref() {
-        Ok("inner") => set_conv_lowering::<Inner>(ConvLowering::InnerConvolution),
-        Ok("gemm") => set_conv_lowering::<Inner>(ConvLowering::BatchedGemm),
-        Ok("host") => set_conv_lowering::<Inner>(ConvLowering::HostGemm),
-        Err(_) => {}
-        Ok(other) => panic!("CONV_LOWERING={other}: use `inner`, `gemm` or `host`"),
+    if let Ok(name) = std::env::var("CONV_LOWERING") {
+        let lowering: ConvLowering = name
+            .parse()
+            .unwrap_or_else(|e| panic!("CONV_LOWERING: {e}"));
+        set_conv_lowering::<Inner>(lowering);
     }
-    let lowering = match conv_lowering::<Inner>() {
-        ConvLowering::InnerConvolution => "inner",
-        ConvLowering::BatchedGemm => "gemm",
-        ConvLowering::HostGemm => "host",
-    };
+    let lowering = conv_lowering::<Inner>().to_string();
     if names.iter().any(|a| a == "parity") {
         parity_main();
         return;

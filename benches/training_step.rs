@@ -59,7 +59,7 @@ const KS: &[usize] = &[1, 2, 4, 8, 16];
 
 /// `SATURATE_CONV_LOWERING=<gemm|inner|host>` chooses how the grouped arms compute convolutions
 /// (`saturate::vmap::ConvLowering`; unset, the inner backend's default: the host kernels on
-/// NdArray, batched GEMMs elsewhere). The bench applies `saturate::malloc::tune` first, like
+/// NdArray, the backend's own grouped convolution elsewhere). The bench applies `saturate::malloc::tune` first, like
 /// the examples; `SATURATE_MALLOC=system` measures glibc's defaults.
 ///
 /// `SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn|transformer>,<K>,<steps>` runs that many steps
@@ -70,12 +70,11 @@ fn main() {
     // saturate's allocator settings, as in the examples (`SATURATE_MALLOC=system` skips them).
     let tuned = saturate::malloc::tune();
     eprintln!("malloc: {}", if tuned { "tuned" } else { "system" });
-    match std::env::var("SATURATE_CONV_LOWERING").as_deref() {
-        Ok("gemm") => set_conv_lowering::<Inner>(ConvLowering::BatchedGemm),
-        Ok("inner") => set_conv_lowering::<Inner>(ConvLowering::InnerConvolution),
-        Ok("host") => set_conv_lowering::<Inner>(ConvLowering::HostGemm),
-        Ok(other) => panic!("SATURATE_CONV_LOWERING={other}: expected gemm, inner or host"),
-        Err(_) => {}
+    if let Ok(name) = std::env::var("SATURATE_CONV_LOWERING") {
+        let lowering: ConvLowering = name
+            .parse()
+            .unwrap_or_else(|e| panic!("SATURATE_CONV_LOWERING: {e}"));
+        set_conv_lowering::<Inner>(lowering);
     }
     if let Ok(spec) = std::env::var("SATURATE_PROFILE") {
         return profile(&spec);

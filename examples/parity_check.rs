@@ -368,18 +368,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     if let Some(n) = steps {
         plan.steps = n;
     }
-    let lowering = match std::env::var("SATURATE_CONV_LOWERING").as_deref() {
-        Ok("gemm") => Some(ConvLowering::BatchedGemm),
-        Ok("inner") => Some(ConvLowering::InnerConvolution),
-        Ok("host") => Some(ConvLowering::HostGemm),
-        Ok(other) => {
-            return Err(
-                format!("SATURATE_CONV_LOWERING={other}: expected gemm, inner or host").into(),
-            )
-        }
-        Err(_) => None,
-    };
-    if let Some(lowering) = lowering {
+    if let Ok(name) = std::env::var("SATURATE_CONV_LOWERING") {
+        let lowering: ConvLowering = name
+            .parse()
+            .map_err(|e| format!("SATURATE_CONV_LOWERING: {e}"))?;
         set_conv_lowering::<Inner>(lowering);
     }
     let device = Device::default();

@@ -62,7 +62,7 @@ pub use batched::{Batched, DeepCopy};
 pub use device::VmapDevice;
 pub use error::VmapError;
 pub use group_model::{GroupModel, MemberRecords};
-pub use lowering::{conv_lowering, set_conv_lowering, ConvLowering};
+pub use lowering::{conv_lowering, set_conv_lowering, ConvLowering, ParseConvLoweringError};
 pub use member::{
     append_zero_float_members, float_with_member_axis, is_batched, member_data, member_tensor,
     member_values, per_member, select_float_members, stack_members,

@@ -15,19 +15,20 @@ pub type InnerDevice = burn::backend::wgpu::WgpuDevice;
 
 /// The device of [`Inner`]: wgpu's default (the best adapter it finds).
 ///
-/// `SATURATE_CONV_LOWERING=gemm` (or `inner`) sets the convolution lowering for the whole run
-/// first: wgpu's default is the grouped convolution, and `scripts/test.sh` reruns the
-/// convolution tests under `gemm`, the unfold + K-batched matmul that the other CubeCL
-/// backends (CUDA, ROCm, Metal) get by default, so that their path stays tested too.
+/// `SATURATE_CONV_LOWERING=gemm` (or `inner`, `host`) sets the convolution lowering for the
+/// whole run first: every CubeCL backend's default is the grouped convolution, and
+/// `scripts/test.sh` reruns the convolution tests under `gemm`, the unfold + K-batched matmul
+/// (`ConvLowering::BatchedGemm`, which a program can choose with `set_conv_lowering`), so that
+/// its path stays tested on a CubeCL backend too.
 pub fn inner_device() -> burn::backend::wgpu::WgpuDevice {
     static LOWERING: std::sync::Once = std::sync::Once::new();
     LOWERING.call_once(|| {
         use saturate_vmap::{set_conv_lowering, ConvLowering};
-        match std::env::var("SATURATE_CONV_LOWERING").as_deref() {
-            Ok("gemm") => set_conv_lowering::<Inner>(ConvLowering::BatchedGemm),
-            Ok("inner") => set_conv_lowering::<Inner>(ConvLowering::InnerConvolution),
-            Ok(other) => panic!("SATURATE_CONV_LOWERING={other}: expected gemm or inner"),
-            Err(_) => {}
+        if let Ok(name) = std::env::var("SATURATE_CONV_LOWERING") {
+            let lowering: ConvLowering = name
+                .parse()
+                .unwrap_or_else(|e| panic!("SATURATE_CONV_LOWERING: {e}"));
+            set_conv_lowering::<Inner>(lowering);
         }
     });
     burn::backend::wgpu::WgpuDevice::default()

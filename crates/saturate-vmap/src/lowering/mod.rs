@@ -78,6 +78,47 @@ pub enum ConvLowering {
     HostGemm,
 }
 
+/// A name that is not a [`ConvLowering`] (from its [`FromStr`](std::str::FromStr)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown convolution lowering `{0}`: expected `gemm`, `inner` or `host`")]
+pub struct ParseConvLoweringError(pub String);
+
+/// The short names the examples and benchmarks take (`SATURATE_CONV_LOWERING`): `gemm`
+/// ([`BatchedGemm`](ConvLowering::BatchedGemm)), `inner`
+/// ([`InnerConvolution`](ConvLowering::InnerConvolution)) and `host`
+/// ([`HostGemm`](ConvLowering::HostGemm)).
+///
+/// ```
+/// use saturate_vmap::ConvLowering;
+///
+/// assert_eq!("inner".parse(), Ok(ConvLowering::InnerConvolution));
+/// assert_eq!(ConvLowering::HostGemm.to_string().parse(), Ok(ConvLowering::HostGemm));
+/// assert!("im2col".parse::<ConvLowering>().is_err());
+/// ```
+impl std::str::FromStr for ConvLowering {
+    type Err = ParseConvLoweringError;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "gemm" => Ok(Self::BatchedGemm),
+            "inner" => Ok(Self::InnerConvolution),
+            "host" => Ok(Self::HostGemm),
+            other => Err(ParseConvLoweringError(other.to_owned())),
+        }
+    }
+}
+
+/// The short name [`FromStr`](std::str::FromStr) takes: `gemm`, `inner` or `host`.
+impl std::fmt::Display for ConvLowering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::BatchedGemm => "gemm",
+            Self::InnerConvolution => "inner",
+            Self::HostGemm => "host",
+        })
+    }
+}
+
 fn registry() -> &'static RwLock<HashMap<TypeId, ConvLowering>> {
     static CHOSEN: OnceLock<RwLock<HashMap<TypeId, ConvLowering>>> = OnceLock::new();
     CHOSEN.get_or_init(Default::default)

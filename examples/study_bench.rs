@@ -1,16 +1,16 @@
 //! The study benchmark: one hyperparameter study of a small CNN on Fashion-MNIST, run one trial
 //! at a time in plain Burn (the *sequential* arm) or in groups of K trials trained as one
-//! batched model by saturate's runner (the *grouped* arm). The paper's protocol: the shipped
+//! batched model by saturate's runner (the *grouped* arm). The protocol: the shipped
 //! Fashion-MNIST subset (8,192 training / 2,048 validation images), batch 128, one epoch per
-//! trial, 24 trials, groups of 8, TPE seeds 0, 1 and 2.
+//! trial, 24 trials, groups of 8, one TPE seed per run (`scripts/bench-study.sh` runs 0 to 9).
 //!
-//! Both arms run the same study: the same search space (learning rate, momentum, weight decay,
-//! dropout; sampled in that order), the same TPE settings (seeded, constant liar, Optuna's
+//! Both arms run the same study: the same search space (the width, learning rate, momentum,
+//! weight decay, dropout; sampled in that order), the same TPE settings (seeded, constant liar, Optuna's
 //! defaults otherwise), no pruner (one epoch: one report), the same model and the same batches
 //! (every trial reads the training images in the same shuffled order). The sequential arm is
 //! ordinary Burn: `Autodiff<Inner>`, `burn::nn::Dropout`, `burn::optim::Sgd`. The grouped arm is
 //! `Autodiff<Vmap<Inner>>`, saturate's per-member dropout and SGD, driven by
-//! [`run_trainer`] with refill off (each group is K trials asked together).
+//! [`run_trainer`].
 //!
 //! The model's width (conv 1→w→2w channels, a 64-unit hidden layer) is **searched** by
 //! default, as in `examples/fashion_mnist.rs`: `width` in {8, 12, 16}, sampled first. In the
@@ -30,16 +30,20 @@
 //! ```
 //!
 //! `--group-size K` sets the grouped arm's K (default 8). At K = 1 the runner trains one trial at
-//! a time on `Vmap<Inner>`: against the sequential arm it shows what saturate's kernels buy,
-//! against K = 8 what grouping buys.
+//! a time on `Vmap<Inner>` (refill off: each trial samples its own width), a sequential search
+//! on saturate's kernels: against the plain Burn arm it shows what those kernels buy, against
+//! K = 8 what grouping buys. Plain Burn's convolution is slow on NdArray (about 40 s per trial
+//! at width 16 on a 2-core EPYC), so `scripts/bench-study.sh` runs the K = 1 arm as its
+//! sequential search and takes its wall time as the budget.
 //!
 //! `--budget-seconds S` adds the fixed-time-budget arm: after its trials the grouped arm goes
 //! on with more groups of the same study until S seconds have passed since it started (groups
 //! still training at that point stop and are not counted), and records how many trials it
-//! completed in S seconds and the best accuracy among them. The sequential arm's budget is
+//! completed in S seconds and the best accuracy among them. Without it, an arm's budget is
 //! its own wall time. `scripts/bench-study.sh` runs the protocol (with the Python reference of
-//! `scripts/bench-python-reference.sh`) and writes the table; book/src/benchmarks.md has the
-//! results. `--short` (or `SATURATE_SHORT=1`) is the CI smoke test: 512 / 256 images, 2
+//! `scripts/bench-python-reference.sh`, which also goes on until the budget) and writes the
+//! table, which ends with each arm's median and interquartile range over seeds;
+//! book/src/benchmarks/study.md has the results. `--short` (or `SATURATE_SHORT=1`) is the CI smoke test: 512 / 256 images, 2
 //! trials in one group of 2, one epoch of 4 steps.
 //!
 //! The backend is NdArray by default and CUDA with `--features cuda` (examples/common); with

@@ -17,7 +17,9 @@
 //! `./fashion_mnist.journal`: a journal file path, `sqlite:///PATH` or `postgresql://...`). `SATURATE_SHORT=1` shrinks everything to a smoke test (512 / 256
 //! images, 6 trials in groups of 3, one epoch of 4 steps). `-- --seed N` sets TPE's seed (0 by
 //! default); `-- --max-trials-per-group N|none` the most trials one group takes (16 by default:
-//! `TrainerConfig::max_trials_per_group`). `-- --trials N`, `-- --epochs N` and
+//! `TrainerConfig::max_trials_per_group`); `-- --refill-while-promising` also closes a group
+//! once TPE would no longer choose its width (`TrainerConfig::with_refill_while_promising`).
+//! `-- --trials N`, `-- --epochs N` and
 //! `-- --steps-per-epoch N` override the plan's trial count, epochs per trial and steps per
 //! epoch (`scripts/bench-pbt.sh` sets the PBT benchmark's budget with them). The last line,
 //! `RESULT key=value ...`, is for scripts: run wall time, best value, member-epochs trained.
@@ -94,6 +96,8 @@ struct Options {
     per_group: Option<usize>,
     /// `--seed N`: TPE's seed.
     seed: u64,
+    /// `--refill-while-promising`: refill a group only while TPE would still choose its width.
+    while_promising: bool,
     /// `--trials N`, `--epochs N`, `--steps-per-epoch N`: override the plan.
     trials: Option<usize>,
     epochs: Option<usize>,
@@ -105,11 +109,13 @@ fn options() -> Result<Options, Box<dyn Error>> {
     let mut storage = String::from("fashion_mnist.journal");
     let mut per_group = None;
     let mut seed = 0;
+    let mut while_promising = false;
     let (mut trials, mut epochs, mut steps_per_epoch) = (None, None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--full" => full = true,
+            "--refill-while-promising" => while_promising = true,
             "--storage" => storage = args.next().ok_or("--storage needs a URL or a path")?,
             "--max-trials-per-group" => {
                 let n = args
@@ -138,8 +144,8 @@ fn options() -> Result<Options, Box<dyn Error>> {
             other => {
                 return Err(format!(
                     "unknown argument `{other}` (--full, --storage URL, \
-                     --max-trials-per-group N|none, --seed N, --trials N, --epochs N, \
-                     --steps-per-epoch N)"
+                     --max-trials-per-group N|none, --refill-while-promising, --seed N, \
+                     --trials N, --epochs N, --steps-per-epoch N)"
                 )
                 .into())
             }
@@ -150,6 +156,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
         storage,
         per_group,
         seed,
+        while_promising,
         trials,
         epochs,
         steps_per_epoch,
@@ -165,6 +172,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         storage,
         per_group,
         seed,
+        while_promising,
         trials,
         epochs,
         steps_per_epoch,
@@ -234,6 +242,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     if let Some(n) = per_group {
         trainer_config = trainer_config.with_max_trials_per_group(n);
     }
+    let trainer_config = trainer_config.with_refill_while_promising(while_promising);
     let mut trainer = trainer_config.init(task)?;
     let config = RunConfig::new()
         .with_group_size(plan.group_size)
@@ -245,10 +254,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     print!("{summary}");
     let occupancy = trainer.occupancy();
     println!(
-        "{} group steps, {} members refilled, slots busy {:.0}%",
+        "{} group steps, {} members refilled, slots busy {:.0}%, {} group(s) closed by the \
+         sampler",
         occupancy.group_steps,
         occupancy.refilled,
-        100.0 * occupancy.busy_fraction()
+        100.0 * occupancy.busy_fraction(),
+        occupancy.closed_unpromising
     );
     // How the shared width was explored: trials per width over the whole study.
     let mut widths = std::collections::BTreeMap::<i64, usize>::new();

@@ -590,3 +590,52 @@ fn optuna_5_defaults_are_multivariate_with_constant_liar_for_one_objective() {
         "Optuna 4.9"
     );
 }
+
+/// TPE's opinion on a group's shared values (the trainer's refill while promising): after 30
+/// finished trials where width 16 scored best, 12 in between and 8 worst, TPE would still
+/// choose 16 and no longer 8 or 12. Before its start-up trials it cannot tell yet (yes); a
+/// sampler without the criterion (random) has no opinion.
+#[test]
+fn tpe_still_chooses_the_shared_value_of_its_best_trials_only() {
+    let width: Distribution = IntDistribution::new(8, 16, false, 4).unwrap().into();
+    let question = |w: i64| -> BTreeMap<String, (Distribution, ParamValue)> {
+        [("width".to_owned(), (width.clone(), ParamValue::Int(w)))].into()
+    };
+    let tpe = StudyConfig::new()
+        .with_direction(StudyDirection::Maximize)
+        .with_sampler(TpeSamplerConfig::new().with_seed(3).init().unwrap())
+        .init()
+        .unwrap();
+    let run = |study: &DefaultStudy, n: usize| {
+        for i in 0..n {
+            let w = [8, 12, 16][i % 3];
+            let fixed: FixedParams = [("width".to_owned(), ParamValue::Int(w))].into();
+            let mut trial = study.ask_batch(&[fixed]).unwrap().remove(0);
+            let got = trial.suggest_int_with("width", 8, 16, false, 4).unwrap();
+            assert_eq!(got, w);
+            let lr = trial.suggest_float_log("lr", 1e-3, 1.0).unwrap();
+            // Width decides the value; the learning rate adds a little noise.
+            study.tell(&trial, &[w as f64 / 16.0 + 0.01 * lr]).unwrap();
+        }
+    };
+    run(&tpe, 3);
+    for w in [8, 12, 16] {
+        assert_eq!(
+            tpe.shared_values_promising(&question(w)).unwrap(),
+            Some(true)
+        );
+    }
+    run(&tpe, 27);
+    let answers: Vec<_> = [8, 12, 16]
+        .into_iter()
+        .map(|w| tpe.shared_values_promising(&question(w)).unwrap())
+        .collect();
+    assert_eq!(answers, [Some(false), Some(false), Some(true)]);
+
+    let random = StudyConfig::new()
+        .with_sampler(RandomSamplerConfig::new().with_seed(3).init())
+        .init()
+        .unwrap();
+    run(&random, 6);
+    assert_eq!(random.shared_values_promising(&question(16)).unwrap(), None);
+}

@@ -386,6 +386,11 @@ impl<'s, S: Study> GroupTrial<'s, S> {
             .map(|(name, _)| name.as_str())
     }
 
+    /// The shared values suggested so far, with their distributions.
+    pub(crate) fn shared_values(&self) -> &BTreeMap<String, (Distribution, ParamValue)> {
+        &self.shared
+    }
+
     /// The shared values suggested so far, as fixed parameters for new trials.
     pub(crate) fn shared_params(&self) -> saturate_study::study::FixedParams {
         self.shared

@@ -218,6 +218,11 @@ pub struct TrainerConfig {
     /// a group alive until the run's budget is spent (most busy slots, but one set of shared
     /// values for the whole study when the budget is small).
     pub max_trials_per_group: Option<usize>,
+    /// Before each refill, ask the study's sampler whether it would still choose the group's
+    /// shared values ([`Study::shared_values_promising`]); when it would not, the group takes
+    /// no more trials and the next group samples its own (default off: refill up to
+    /// `max_trials_per_group`). See [`TrainerConfig::with_refill_while_promising`].
+    pub refill_while_promising: bool,
     /// Population-based training instead of refill and pruning (`None`, the default: off).
     /// See [`TrainerConfig::with_pbt`].
     pub pbt: Option<PbtConfig>,
@@ -236,6 +241,7 @@ impl TrainerConfig {
             epochs,
             refill: true,
             max_trials_per_group: None,
+            refill_while_promising: false,
             pbt: None,
         }
     }
@@ -263,6 +269,18 @@ impl TrainerConfig {
     /// for no limit; default: [`DEFAULT_TRIALS_PER_GROUP_FACTOR`] × the group size).
     pub fn with_max_trials_per_group(mut self, trials: usize) -> Self {
         self.max_trials_per_group = Some(trials);
+        self
+    }
+
+    /// Refill a group only while its sampler would still choose its shared values: before
+    /// each refill the trainer asks [`Study::shared_values_promising`] (TPE: are the shared
+    /// values' l(x)/g(x) over the finished trials at least that of the best of its candidates,
+    /// i.e. would it sample them now) and closes the group when the answer is no. The limit
+    /// of [`with_max_trials_per_group`](Self::with_max_trials_per_group) still applies. A
+    /// sampler with no opinion (random, GP, CMA-ES) refills as without it. Meant for
+    /// discrete shared values (widths, depths); see the book's "Choose the group size K".
+    pub fn with_refill_while_promising(mut self, on: bool) -> Self {
+        self.refill_while_promising = on;
         self
     }
 
@@ -324,6 +342,9 @@ pub struct Occupancy {
     pub batches: usize,
     /// Members that joined running groups through refill.
     pub refilled: usize,
+    /// Groups closed to refill because the sampler no longer chose their shared values
+    /// ([`TrainerConfig::with_refill_while_promising`]).
+    pub closed_unpromising: usize,
     /// Members that became copies of others (population-based training's exploit).
     pub exploits: usize,
     /// Wall time of the exploit steps: the gathers of the model and the optimizer state
@@ -500,7 +521,24 @@ impl<T> GroupTrainer<T> {
                 kept
             };
             let keep = reported;
-            let free = (target - keep.len()).min(trials_left);
+            let mut free = (target - keep.len()).min(trials_left);
+            if free > 0
+                && self.config.refill
+                && self.config.refill_while_promising
+                && self.config.pbt.is_none()
+                && group
+                    .study()
+                    .shared_values_promising(group.shared_values())?
+                    == Some(false)
+            {
+                log::debug!(
+                    "group {}: the sampler no longer chooses its shared values; no more refill",
+                    group.group_id()
+                );
+                self.occupancy.closed_unpromising += 1;
+                trials_left = 0;
+                free = 0;
+            }
             let refill = if self.config.refill && self.config.pbt.is_none() && free > 0 {
                 group.state.claim(free)
             } else {

@@ -505,6 +505,108 @@ fn a_group_takes_at_most_twice_its_size_in_trials_by_default() {
     );
 }
 
+/// A random sampler with a fixed opinion on the shared values, recording what it is asked.
+struct Opinion {
+    inner: RandomSampler,
+    answer: Option<bool>,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<BTreeMap<String, f64>>>>,
+}
+
+impl Sampler for Opinion {
+    fn sample_independent(
+        &mut self,
+        study: &saturate_study::study::StudyView<'_>,
+        trial: &FrozenTrial,
+        name: &str,
+        distribution: &Distribution,
+    ) -> saturate_study::Result<f64> {
+        self.inner
+            .sample_independent(study, trial, name, distribution)
+    }
+
+    fn still_promising(
+        &mut self,
+        _study: &saturate_study::study::StudyView<'_>,
+        values: &BTreeMap<String, (Distribution, f64)>,
+    ) -> saturate_study::Result<Option<bool>> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push(values.iter().map(|(k, (_, v))| (k.clone(), *v)).collect());
+        Ok(self.answer)
+    }
+}
+
+/// K = 2, 7 trials, every member finishes after one epoch, refill while the sampler still
+/// chooses the group's shared values: a sampler that says no closes each group at its first
+/// refill (groups of 2, 2, 2, 1; nothing refilled), one that says yes or has no opinion
+/// refills up to the default limit of 4 as without the setting (4, 3). The sampler is asked
+/// about the group's own width.
+#[test]
+fn refill_while_promising_closes_a_group_the_sampler_no_longer_chooses() {
+    for (answer, groups) in [
+        (Some(false), vec![2, 2, 2, 1]),
+        (Some(true), vec![4, 3]),
+        (None, vec![4, 3]),
+    ] {
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let study = StudyConfig::new()
+            .with_sampler(Opinion {
+                inner: RandomSamplerConfig::new().with_seed(8).init(),
+                answer,
+                asked: asked.clone(),
+            })
+            .with_pruner(NopPruner)
+            .init()
+            .unwrap();
+        let finals = Finals::default();
+        let mut trainer = TrainerConfig::new(2, 1)
+            .with_refill_while_promising(true)
+            .init(regression(&finals))
+            .unwrap();
+        let summary =
+            run_trainer::<I, _, _>(&study, &quiet(2, 7), &mut trainer, &Default::default())
+                .unwrap();
+        assert_eq!(
+            (summary.complete, summary.groups),
+            (7, groups.len()),
+            "{answer:?}: {:?}",
+            summary.group_errors
+        );
+        let all = trials(&study);
+        let mut sizes: Vec<usize> = Vec::new();
+        for (i, t) in all.iter().enumerate() {
+            if i == 0 || t.system_attrs[GROUP_ATTR] != all[i - 1].system_attrs[GROUP_ATTR] {
+                sizes.push(0);
+            }
+            *sizes.last_mut().unwrap() += 1;
+        }
+        assert_eq!(sizes, groups, "{answer:?}");
+        let refilled = groups.iter().map(|&n| n.saturating_sub(2)).sum::<usize>();
+        assert_eq!(trainer.occupancy().refilled, refilled, "{answer:?}");
+        let asked = asked.lock().unwrap();
+        assert!(!asked.is_empty(), "{answer:?}: the sampler was never asked");
+        assert_eq!(
+            trainer.occupancy().closed_unpromising,
+            if answer == Some(false) {
+                asked.len()
+            } else {
+                0
+            },
+            "{answer:?}"
+        );
+        // Each question names the width of a group that was training then.
+        let widths: Vec<f64> = all
+            .iter()
+            .map(|t| t.param("width").and_then(|w| w.as_f64()).unwrap())
+            .collect();
+        for question in asked.iter() {
+            assert_eq!(question.keys().collect::<Vec<_>>(), ["width"], "{answer:?}");
+            assert!(widths.contains(&question["width"]), "{question:?}");
+        }
+    }
+}
+
 /// K = 3, no refill (3 trials): member 1 trains with a learning rate of 1e30, its loss turns
 /// non-finite within a few steps and it fails right there, with the step and the value; the
 /// compute shrinks from that step on, and members 0 and 2 end with exactly the parameters

@@ -59,6 +59,20 @@ pub trait Sampler: Send {
         Ok(())
     }
 
+    /// Whether `values` (internal representation, by name, each with its distribution) are
+    /// still the values this sampler would choose for those parameters, given the study's
+    /// finished trials. The group runner asks it before refilling a group whose shared
+    /// values these are (`RefillPolicy::WhilePromising` in saturate-train) and closes the
+    /// group when the answer is `Some(false)`. `None` (the default): no opinion, the group
+    /// refills up to its limit.
+    fn still_promising(
+        &mut self,
+        _study: &StudyView<'_>,
+        _values: &BTreeMap<String, (Distribution, f64)>,
+    ) -> Result<Option<bool>> {
+        Ok(None)
+    }
+
     /// Called when a trial is told, before its state is stored.
     fn after_trial(
         &mut self,
@@ -175,6 +189,13 @@ impl<S: Sampler + ?Sized> Sampler for Box<S> {
     }
     fn before_trial(&mut self, study: &StudyView<'_>, trial: &FrozenTrial) -> Result<()> {
         (**self).before_trial(study, trial)
+    }
+    fn still_promising(
+        &mut self,
+        study: &StudyView<'_>,
+        values: &BTreeMap<String, (Distribution, f64)>,
+    ) -> Result<Option<bool>> {
+        (**self).still_promising(study, values)
     }
     fn after_trial(
         &mut self,

@@ -103,6 +103,17 @@ pub trait Study {
     /// The study's system attributes.
     fn system_attrs(&self) -> Result<BTreeMap<String, Value>>;
 
+    /// Whether the sampler would still choose `values` (user-facing values by name, each with
+    /// its distribution) for those parameters now ([`Sampler::still_promising`](crate::samplers::Sampler::still_promising)).
+    /// The group runner asks it before refilling a group with these shared values. Default:
+    /// `Ok(None)`, no opinion.
+    fn shared_values_promising(
+        &self,
+        _values: &BTreeMap<String, (crate::distributions::Distribution, ParamValue)>,
+    ) -> Result<Option<bool>> {
+        Ok(None)
+    }
+
     /// Starts one trial.
     fn ask(&self) -> Result<Trial> {
         Ok(self.ask_batch(&[FixedParams::new()])?.remove(0))

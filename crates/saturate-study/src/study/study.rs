@@ -460,6 +460,25 @@ impl Study for DefaultStudy {
         storage.get_trial(trial_id)
     }
 
+    fn shared_values_promising(
+        &self,
+        values: &BTreeMap<
+            String,
+            (
+                crate::distributions::Distribution,
+                crate::distributions::ParamValue,
+            ),
+        >,
+    ) -> Result<Option<bool>> {
+        let internal = values
+            .iter()
+            .map(|(name, (d, v))| Ok((name.clone(), (d.clone(), d.to_internal(v)?))))
+            .collect::<Result<BTreeMap<_, _>>>()?;
+        self.core
+            .sampler()
+            .still_promising(&self.core.view(), &internal)
+    }
+
     fn enqueue(&self, params: FixedParams) -> Result<u64> {
         let mut template = FrozenTrial::new(0, 0, TrialState::Waiting);
         template

@@ -230,6 +230,17 @@ impl Sampler for Checked {
             .before_trial(study, trial)
     }
 
+    fn still_promising(
+        &mut self,
+        study: &StudyView<'_>,
+        values: &BTreeMap<String, (Distribution, f64)>,
+    ) -> Result<Option<bool>> {
+        self.sampler
+            .lock()
+            .expect("not poisoned")
+            .still_promising(study, values)
+    }
+
     fn after_trial(
         &mut self,
         study: &StudyView<'_>,

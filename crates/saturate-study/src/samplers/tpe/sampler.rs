@@ -11,6 +11,7 @@ use crate::samplers::base::{
     intersection_search_space, publish_relative_params, published_relative_params, sample_uniform,
     seeded_rng,
 };
+use crate::samplers::tpe::mixture::MixtureOfProducts;
 use crate::samplers::tpe::multi_objective::{split_multi_objective, weights_below};
 use crate::samplers::tpe::parzen_estimator::{
     build_parzen_estimator, default_weights, ParzenSettings,
@@ -318,11 +319,34 @@ impl TpeSampler {
                 _ => false,
             })
             .collect();
+        let (l, g) = self.estimators(study, space, &trials);
+        let candidates = l.sample(&mut self.rng, self.n_ei_candidates);
+        let log_l = l.log_pdf(&candidates);
+        let log_g = g.log_pdf(&candidates);
+        let best = (0..candidates.len())
+            .max_by(|a, b| {
+                (log_l[*a] - log_g[*a])
+                    .total_cmp(&(log_l[*b] - log_g[*b]))
+                    .then(b.cmp(a))
+            })
+            .expect("at least one candidate");
+        sampled.extend(space.keys().cloned().zip(candidates[best].iter().copied()));
+        Ok(sampled)
+    }
+
+    /// The Parzen estimators l(x) (the good trials) and g(x) (the others) over `space` from
+    /// `trials` (RUNNING ones among them count as bad: the constant liar).
+    fn estimators(
+        &self,
+        study: &StudyView<'_>,
+        space: &SearchSpace,
+        trials: &[&FrozenTrial],
+    ) -> (MixtureOfProducts, MixtureOfProducts) {
         let n = trials
             .iter()
             .filter(|t| t.state != TrialState::Running)
             .count();
-        let (below, above) = split_trials(study, &trials, (self.gamma)(n));
+        let (below, above) = split_trials(study, trials, (self.gamma)(n));
 
         let below_weights = (study.directions().len() > 1).then(|| weights_below(study, &below));
         let estimator = |this: &Self, group: &[&FrozenTrial], weights: Option<Vec<f64>>| {
@@ -360,20 +384,10 @@ impl TpeSampler {
             };
             build_parzen_estimator(&observations, space, this.settings, weights)
         };
-        let l = estimator(self, &below, below_weights);
-        let g = estimator(self, &above, None);
-        let candidates = l.sample(&mut self.rng, self.n_ei_candidates);
-        let log_l = l.log_pdf(&candidates);
-        let log_g = g.log_pdf(&candidates);
-        let best = (0..candidates.len())
-            .max_by(|a, b| {
-                (log_l[*a] - log_g[*a])
-                    .total_cmp(&(log_l[*b] - log_g[*b]))
-                    .then(b.cmp(a))
-            })
-            .expect("at least one candidate");
-        sampled.extend(space.keys().cloned().zip(candidates[best].iter().copied()));
-        Ok(sampled)
+        (
+            estimator(self, &below, below_weights),
+            estimator(self, &above, None),
+        )
     }
 }
 
@@ -571,6 +585,53 @@ impl Sampler for TpeSampler {
         }
         let space: SearchSpace = [(name.to_owned(), distribution.clone())].into();
         Ok(self.sample(study, trial, &space, &all)?[name])
+    }
+
+    /// TPE's own criterion on the finished trials (RUNNING ones are left out, so a group's
+    /// members in flight do not count against their own values): l(x) and g(x) over the
+    /// parameters of `values` jointly, `n_ei_candidates` candidates drawn from l, and the
+    /// values are still promising when their l(x)/g(x) is at least the best candidate's,
+    /// that is when TPE would choose them (or values as good) now. Before
+    /// `n_startup_trials` finished trials: `Some(true)`, too early to tell. Suited to
+    /// discrete shared values (widths, depths): a continuous value is rarely the best of
+    /// the candidates.
+    fn still_promising(
+        &mut self,
+        study: &StudyView<'_>,
+        values: &BTreeMap<String, (Distribution, f64)>,
+    ) -> Result<Option<bool>> {
+        let space: SearchSpace = values
+            .iter()
+            .filter(|(_, (d, _))| !d.single())
+            .map(|(name, (d, _))| (name.clone(), d.clone()))
+            .collect();
+        if space.is_empty() {
+            return Ok(None);
+        }
+        let all = study.trials(Some(&[TrialState::Complete, TrialState::Pruned]))?;
+        if all.len() < self.n_startup_trials {
+            return Ok(Some(true));
+        }
+        let trials: Vec<&FrozenTrial> = all.iter().map(|t| &**t).collect();
+        let (l, g) = self.estimators(study, &space, &trials);
+        let point = vec![space
+            .iter()
+            .map(|(name, d)| clip_to(d, values[name].1))
+            .collect::<Vec<f64>>()];
+        let candidates = l.sample(&mut self.rng, self.n_ei_candidates);
+        let ratio = |xs: &[Vec<f64>]| -> Vec<f64> {
+            l.log_pdf(xs)
+                .iter()
+                .zip(g.log_pdf(xs))
+                .map(|(a, b)| a - b)
+                .collect()
+        };
+        let best = ratio(&candidates)
+            .into_iter()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let own = ratio(&point)[0];
+        // Equal up to rounding counts as as good (the same value drawn as a candidate).
+        Ok(Some(own >= best - 1e-9 * best.abs().max(1.0)))
     }
 }
 

@@ -18,7 +18,9 @@
 //! images, 6 trials in groups of 3, one epoch of 4 steps). `-- --seed N` sets TPE's seed (0 by
 //! default); `-- --max-trials-per-group N|none` the most trials one group takes (16 by default:
 //! `TrainerConfig::max_trials_per_group`); `-- --refill-while-promising` also closes a group
-//! once TPE would no longer choose its width (`TrainerConfig::with_refill_while_promising`).
+//! once TPE would no longer choose its width (`TrainerConfig::with_refill_while_promising`);
+//! `-- --refill-halving ETA` refills a group only while its width is among the best 1/ETA of
+//! the widths that have taken as many trials (`TrainerConfig::with_refill_halving`).
 //! `-- --trials N`, `-- --epochs N` and
 //! `-- --steps-per-epoch N` override the plan's trial count, epochs per trial and steps per
 //! epoch (`scripts/bench-pbt.sh` sets the PBT benchmark's budget with them). The last line,
@@ -98,6 +100,8 @@ struct Options {
     seed: u64,
     /// `--refill-while-promising`: refill a group only while TPE would still choose its width.
     while_promising: bool,
+    /// `--refill-halving ETA`: successive halving across widths.
+    halving: Option<usize>,
     /// `--trials N`, `--epochs N`, `--steps-per-epoch N`: override the plan.
     trials: Option<usize>,
     epochs: Option<usize>,
@@ -110,6 +114,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
     let mut per_group = None;
     let mut seed = 0;
     let mut while_promising = false;
+    let mut halving = None;
     let (mut trials, mut epochs, mut steps_per_epoch) = (None, None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -128,6 +133,10 @@ fn options() -> Result<Options, Box<dyn Error>> {
                         .map_err(|e| format!("--max-trials-per-group {n}: {e}"))?
                 });
             }
+            "--refill-halving" => {
+                let n = args.next().ok_or("--refill-halving needs a number (2 or more)")?;
+                halving = Some(n.parse().map_err(|e| format!("--refill-halving {n}: {e}"))?);
+            }
             "--seed" => {
                 let n = args.next().ok_or("--seed needs a number")?;
                 seed = n.parse().map_err(|e| format!("--seed {n}: {e}"))?;
@@ -144,7 +153,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
             other => {
                 return Err(format!(
                     "unknown argument `{other}` (--full, --storage URL, \
-                     --max-trials-per-group N|none, --refill-while-promising, --seed N, \
+                     --max-trials-per-group N|none, --refill-while-promising, --refill-halving ETA, --seed N, \
                      --trials N, --epochs N, --steps-per-epoch N)"
                 )
                 .into())
@@ -157,6 +166,7 @@ fn options() -> Result<Options, Box<dyn Error>> {
         per_group,
         seed,
         while_promising,
+        halving,
         trials,
         epochs,
         steps_per_epoch,
@@ -173,6 +183,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         per_group,
         seed,
         while_promising,
+        halving,
         trials,
         epochs,
         steps_per_epoch,
@@ -242,7 +253,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     if let Some(n) = per_group {
         trainer_config = trainer_config.with_max_trials_per_group(n);
     }
-    let trainer_config = trainer_config.with_refill_while_promising(while_promising);
+    let mut trainer_config = trainer_config.with_refill_while_promising(while_promising);
+    if let Some(eta) = halving {
+        trainer_config = trainer_config.with_refill_halving(eta);
+    }
     let mut trainer = trainer_config.init(task)?;
     let config = RunConfig::new()
         .with_group_size(plan.group_size)
@@ -255,11 +269,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let occupancy = trainer.occupancy();
     println!(
         "{} group steps, {} members refilled, slots busy {:.0}%, {} group(s) closed by the \
-         sampler",
+         sampler, {} by successive halving",
         occupancy.group_steps,
         occupancy.refilled,
         100.0 * occupancy.busy_fraction(),
-        occupancy.closed_unpromising
+        occupancy.closed_unpromising,
+        occupancy.closed_by_halving
     );
     // How the shared width was explored: trials per width over the whole study.
     let mut widths = std::collections::BTreeMap::<i64, usize>::new();

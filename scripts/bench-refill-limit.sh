@@ -7,7 +7,9 @@
 # usage: scripts/bench-refill-limit.sh [LIMIT...]     (default: 8 16 none)
 #        LIMIT is `--max-trials-per-group`: 8 (= K: no refill), 16 (the default, 2K), none;
 #        with `+promising` (16+promising, none+promising) the run also closes a group once TPE
-#        would no longer choose its width (`--refill-while-promising`).
+#        would no longer choose its width (`--refill-while-promising`); with `+halving`
+#        (none+halving, 16+halving) a group is refilled only while its width is among the
+#        better half of the widths that have taken as many trials (`--refill-halving 2`).
 # env:   SEEDS="0 1 2"  the TPE seeds (`--seed`); the limits run in turn for each seed.
 # out:   target/bench/refill-limit.csv (appended: one row per limit) and the runs' logs beside it.
 set -euo pipefail
@@ -23,25 +25,27 @@ cargo build --release --example fashion_mnist
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates examples || echo +dirty)"
 simd=$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || (grep -qw avx2 /proc/cpuinfo && echo AVX2 || echo no-AVX2))
 machine="$(lscpu | sed -n 's/^Model name:\s*//p' | head -1 | tr -d ,) $simd $(nproc) cores"
-[ -f "$csv" ] || echo "date,commit,machine,seed,limit,wall_s,groups,complete,pruned,refilled,busy_pct,closed,best,widths" >"$csv"
+[ -f "$csv" ] || echo "date,commit,machine,seed,limit,wall_s,groups,complete,pruned,refilled,busy_pct,closed,halved,best,widths" >"$csv"
 for seed in "${seeds[@]}"; do
 for limit in "${limits[@]}"; do
     dir=$(mktemp -d)
     log=$out/refill-limit-$seed-$limit.log
     start=$(date +%s.%N)
-    promising=()
-    [[ "$limit" == *+promising ]] && promising=(--refill-while-promising)
+    rule=()
+    [[ "$limit" == *+promising ]] && rule=(--refill-while-promising)
+    [[ "$limit" == *+halving ]] && rule=(--refill-halving 2)
     (cd "$dir" && "$root/target/release/examples/fashion_mnist" --storage fm.journal \
-        --max-trials-per-group "${limit%+promising}" --seed "$seed" "${promising[@]}") >"$log" 2>&1
+        --max-trials-per-group "${limit%+*}" --seed "$seed" "${rule[@]}") >"$log" 2>&1
     wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     # The run summary's row: | trials | complete | pruned | failed | groups | wall | trials/min |
     read -r complete pruned groups < <(awk -F'|' '/^\|---/ { getline; print $3, $4, $6; exit }' "$log")
     refilled=$(sed -n 's/.* \([0-9]*\) members refilled.*/\1/p' "$log" | head -1)
     busy=$(sed -n 's/.*slots busy \([0-9]*\)%.*/\1/p' "$log" | head -1)
     closed=$(sed -n 's/.*, \([0-9]*\) group(s) closed by the sampler.*/\1/p' "$log" | head -1)
+    halved=$(sed -n 's/.*, \([0-9]*\) by successive halving.*/\1/p' "$log" | head -1)
     best=$(sed -n 's/^best trial: #[0-9]* value \([0-9.]*\).*/\1/p' "$log" | head -1)
     widths=$(sed -n 's/^widths tried: //p' "$log" | tr ',' ';')
-    row="$(date -u +%F),$commit,$machine,$seed,$limit,$wall,$groups,$complete,$pruned,$refilled,$busy,$closed,$best,$widths"
+    row="$(date -u +%F),$commit,$machine,$seed,$limit,$wall,$groups,$complete,$pruned,$refilled,$busy,$closed,$halved,$best,$widths"
     echo "$row" | tee -a "$csv"
     rm -rf "$dir"
 done

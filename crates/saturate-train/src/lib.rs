@@ -41,6 +41,7 @@
 mod enqueued;
 mod error;
 mod group;
+mod halving;
 mod interrupt;
 #[cfg(feature = "burn-train")]
 pub mod learner;

@@ -223,6 +223,11 @@ pub struct TrainerConfig {
     /// no more trials and the next group samples its own (default off: refill up to
     /// `max_trials_per_group`). See [`TrainerConfig::with_refill_while_promising`].
     pub refill_while_promising: bool,
+    /// Successive halving across shared values with this reduction factor η (`None`, the
+    /// default: off): a group is refilled only while its shared values are among the best
+    /// `1/η` of the shared values that have taken as many trials. See
+    /// [`TrainerConfig::with_refill_halving`].
+    pub refill_halving: Option<usize>,
     /// Population-based training instead of refill and pruning (`None`, the default: off).
     /// See [`TrainerConfig::with_pbt`].
     pub pbt: Option<PbtConfig>,
@@ -242,6 +247,7 @@ impl TrainerConfig {
             refill: true,
             max_trials_per_group: None,
             refill_while_promising: false,
+            refill_halving: None,
             pbt: None,
         }
     }
@@ -284,6 +290,23 @@ impl TrainerConfig {
         self
     }
 
+    /// Refill by successive halving across shared values, with reduction factor `eta`
+    /// (at least 2; 3 in ASHA's paper). The shared values of a group (its width, its depth)
+    /// reach rung `r` once they have taken `r` × K trials; before each refill the trainer
+    /// ranks the shared values at the group's rung by the best value of their first
+    /// `r` × K trials, and refills the group only while its own are among the best
+    /// `⌊m / eta⌋` of the `m` ranked. So the first group closes after its first K trials
+    /// (alone at its rung, it cannot be among the best half of one), each new set of shared
+    /// values gets its K trials, and only those that beat the ones before take more: the
+    /// most exploration of the three refill rules, at the cost of slots left empty while a
+    /// closed group finishes. The limit of
+    /// [`with_max_trials_per_group`](Self::with_max_trials_per_group) still applies; set it
+    /// to `usize::MAX` to let halving alone decide. Single-objective studies only.
+    pub fn with_refill_halving(mut self, eta: usize) -> Self {
+        self.refill_halving = Some(eta);
+        self
+    }
+
     /// The most trials a group of `group_size` takes.
     pub fn trials_per_group(&self, group_size: usize) -> usize {
         self.max_trials_per_group
@@ -322,6 +345,17 @@ impl TrainerConfig {
                 });
             }
         }
+        if let Some(eta) = self.refill_halving {
+            if eta < 2 {
+                return Err(TrainError::InvalidConfig {
+                    setting: "refill_halving",
+                    reason: format!(
+                        "the reduction factor must be at least 2 (got {eta}); 2 keeps the \
+                         better half of the shared values at each rung, 3 the best third"
+                    ),
+                });
+            }
+        }
         if let Some(pbt) = &self.pbt {
             pbt.check()?;
         }
@@ -345,6 +379,9 @@ pub struct Occupancy {
     /// Groups closed to refill because the sampler no longer chose their shared values
     /// ([`TrainerConfig::with_refill_while_promising`]).
     pub closed_unpromising: usize,
+    /// Groups closed to refill by successive halving across shared values
+    /// ([`TrainerConfig::with_refill_halving`]).
+    pub closed_by_halving: usize,
     /// Members that became copies of others (population-based training's exploit).
     pub exploits: usize,
     /// Wall time of the exploit steps: the gathers of the model and the optimizer state
@@ -539,6 +576,20 @@ impl<T> GroupTrainer<T> {
                 trials_left = 0;
                 free = 0;
             }
+            if free > 0 && self.config.refill && self.config.pbt.is_none() {
+                if let Some(eta) = self.config.refill_halving {
+                    if !halving_promotes(group, target, eta)? {
+                        log::debug!(
+                            "group {}: its shared values are not among the best 1/{eta} at \
+                             their rung; no more refill",
+                            group.group_id()
+                        );
+                        self.occupancy.closed_by_halving += 1;
+                        trials_left = 0;
+                        free = 0;
+                    }
+                }
+            }
             let refill = if self.config.refill && self.config.pbt.is_none() && free > 0 {
                 group.state.claim(free)
             } else {
@@ -623,6 +674,35 @@ impl<T> GroupTrainer<T> {
 }
 
 /// PBT needs one objective (to rank members) and explores member hyperparameters only.
+/// [`crate::halving::promotes`] for `group`'s shared values, over the study's trials.
+fn halving_promotes<S: Study>(
+    group: &GroupTrial<'_, S>,
+    group_size: usize,
+    eta: usize,
+) -> Result<bool> {
+    let study = group.study();
+    let direction = match study.directions() {
+        [direction] => *direction,
+        _ => {
+            return Err(TrainError::InvalidConfig {
+                setting: "refill_halving",
+                reason: "successive halving ranks shared values by one objective; this \
+                         study has several (use the trial limit or refill while promising)"
+                    .into(),
+            })
+        }
+    };
+    let shared = group
+        .shared_values()
+        .iter()
+        .map(|(name, (distribution, value))| Ok((name.clone(), distribution.to_internal(value)?)))
+        .collect::<Result<BTreeMap<String, f64>>>()?;
+    let trials = study.trials(None)?;
+    Ok(crate::halving::promotes(
+        &trials, &shared, group_size, eta, direction,
+    ))
+}
+
 fn check_pbt<S: Study>(pbt: &PbtConfig, group: &GroupTrial<'_, S>) -> Result<()> {
     if group.study().directions().len() != 1 {
         return Err(TrainError::InvalidConfig {

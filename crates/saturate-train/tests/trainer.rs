@@ -607,6 +607,104 @@ fn refill_while_promising_closes_a_group_the_sampler_no_longer_chooses() {
     }
 }
 
+/// A random sampler whose widths come from a list, in turn (one per group).
+struct ScriptedWidths {
+    inner: RandomSampler,
+    widths: Vec<f64>,
+    next: usize,
+}
+
+impl Sampler for ScriptedWidths {
+    fn sample_independent(
+        &mut self,
+        study: &saturate_study::study::StudyView<'_>,
+        trial: &FrozenTrial,
+        name: &str,
+        distribution: &Distribution,
+    ) -> saturate_study::Result<f64> {
+        if name == "width" {
+            let width = self.widths[self.next % self.widths.len()];
+            self.next += 1;
+            return Ok(width);
+        }
+        self.inner
+            .sample_independent(study, trial, name, distribution)
+    }
+}
+
+/// K = 2, 7 trials, every member finishes after one epoch, no trial limit, successive
+/// halving with η = 2, each group a new width: the first group, alone at its rung, is not
+/// refilled (2 trials; without halving it would take all 7); the second is refilled exactly
+/// when the best value of its first two trials beats the first group's best.
+#[test]
+fn refill_halving_refills_a_group_only_while_its_width_is_in_the_better_half() {
+    let study = StudyConfig::new()
+        .with_sampler(ScriptedWidths {
+            inner: RandomSamplerConfig::new().with_seed(8).init(),
+            widths: vec![6.0, 8.0, 10.0, 7.0, 9.0],
+            next: 0,
+        })
+        .with_pruner(NopPruner)
+        .init()
+        .unwrap();
+    let finals = Finals::default();
+    let mut trainer = TrainerConfig::new(2, 1)
+        .with_max_trials_per_group(usize::MAX)
+        .with_refill_halving(2)
+        .init(regression(&finals))
+        .unwrap();
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(2, 7), &mut trainer, &Default::default()).unwrap();
+    assert_eq!(summary.complete, 7, "{:?}", summary.group_errors);
+    let all = trials(&study);
+    let mut groups: Vec<Vec<&FrozenTrial>> = Vec::new();
+    for (i, t) in all.iter().enumerate() {
+        if i == 0 || t.system_attrs[GROUP_ATTR] != all[i - 1].system_attrs[GROUP_ATTR] {
+            groups.push(Vec::new());
+        }
+        groups.last_mut().unwrap().push(t);
+    }
+    let width = |g: &[&FrozenTrial]| g[0].param("width").and_then(|w| w.as_f64()).unwrap();
+    assert_eq!(groups[0].len(), 2, "the first group was refilled");
+    assert_eq!((width(&groups[0]), width(&groups[1])), (6.0, 8.0));
+    let best = |g: &[&FrozenTrial]| {
+        g.iter()
+            .map(|t| t.value().unwrap())
+            .fold(f64::INFINITY, f64::min)
+    };
+    let second_better = best(&groups[1][..2]) < best(&groups[0]);
+    assert_eq!(
+        groups[1].len(),
+        if second_better { 4 } else { 2 },
+        "best of width 6: {}, of width 8's first two: {}",
+        best(&groups[0]),
+        best(&groups[1][..2])
+    );
+    assert!(trainer.occupancy().closed_by_halving >= 1);
+    assert_eq!(
+        trainer.occupancy().refilled,
+        groups
+            .iter()
+            .map(|g| g.len() - 2.min(g.len()))
+            .sum::<usize>()
+    );
+    let err = TrainerConfig::new(2, 1)
+        .with_refill_halving(1)
+        .init(regression(&finals))
+        .err()
+        .expect("a reduction factor of 1 is rejected");
+    assert!(
+        matches!(
+            err,
+            TrainError::InvalidConfig {
+                setting: "refill_halving",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
 /// K = 3, no refill (3 trials): member 1 trains with a learning rate of 1e30, its loss turns
 /// non-finite within a few steps and it fails right there, with the step and the value; the
 /// compute shrinks from that step on, and members 0 and 2 end with exactly the parameters

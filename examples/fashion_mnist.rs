@@ -269,12 +269,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let occupancy = trainer.occupancy();
     println!(
         "{} group steps, {} members refilled, slots busy {:.0}%, {} group(s) closed by the \
-         sampler, {} by successive halving",
+         sampler, {} held by successive halving",
         occupancy.group_steps,
         occupancy.refilled,
         100.0 * occupancy.busy_fraction(),
         occupancy.closed_unpromising,
-        occupancy.closed_by_halving
+        occupancy.held_by_halving
     );
     // How the shared width was explored: trials per width over the whole study.
     let mut widths = std::collections::BTreeMap::<i64, usize>::new();

@@ -42,7 +42,7 @@ for limit in "${limits[@]}"; do
     refilled=$(sed -n 's/.* \([0-9]*\) members refilled.*/\1/p' "$log" | head -1)
     busy=$(sed -n 's/.*slots busy \([0-9]*\)%.*/\1/p' "$log" | head -1)
     closed=$(sed -n 's/.*, \([0-9]*\) group(s) closed by the sampler.*/\1/p' "$log" | head -1)
-    halved=$(sed -n 's/.*, \([0-9]*\) by successive halving.*/\1/p' "$log" | head -1)
+    halved=$(sed -n 's/.*, \([0-9]*\) held by successive halving.*/\1/p' "$log" | head -1)
     best=$(sed -n 's/^best trial: #[0-9]* value \([0-9.]*\).*/\1/p' "$log" | head -1)
     widths=$(sed -n 's/^widths tried: //p' "$log" | tr ',' ';')
     row="$(date -u +%F),$commit,$machine,$seed,$limit,$wall,$groups,$complete,$pruned,$refilled,$busy,$closed,$halved,$best,$widths"

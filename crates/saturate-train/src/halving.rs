@@ -7,8 +7,9 @@
 //! `m` arms that reached rung `r`, each arm ranked by the best value of its first `r × K`
 //! trials, as asynchronous successive halving (ASHA; Li et al., MLSys 2020) promotes a
 //! configuration to the next rung. An arm alone at its rung is not promoted, so the first
-//! group of a study always closes after its first K trials and the next group samples its
-//! own shared values; a later arm is refilled only once it beats the arms before it.
+//! group of a study takes no more than its first K trials and the next group samples its
+//! own shared values; a later arm is refilled only once it beats the arms before it. A
+//! declined refill is not final: the trainer asks again at the group's next refill.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

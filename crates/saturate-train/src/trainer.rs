@@ -295,11 +295,11 @@ impl TrainerConfig {
     /// reach rung `r` once they have taken `r` × K trials; before each refill the trainer
     /// ranks the shared values at the group's rung by the best value of their first
     /// `r` × K trials, and refills the group only while its own are among the best
-    /// `⌊m / eta⌋` of the `m` ranked. So the first group closes after its first K trials
-    /// (alone at its rung, it cannot be among the best half of one), each new set of shared
-    /// values gets its K trials, and only those that beat the ones before take more: the
-    /// most exploration of the three refill rules, at the cost of slots left empty while a
-    /// closed group finishes. The limit of
+    /// `⌊m / eta⌋` of the `m` ranked; a refill it declines is asked again at the group's next
+    /// refill, once more of its trials have completed. So the first group takes no more than
+    /// its first K trials (alone at its rung, it cannot be among the best half of one), each
+    /// new set of shared values gets its K trials, and only those that beat the ones before
+    /// take more: exploration at the cost of slots left empty while a group waits. The limit of
     /// [`with_max_trials_per_group`](Self::with_max_trials_per_group) still applies; set it
     /// to `usize::MAX` to let halving alone decide. Single-objective studies only.
     pub fn with_refill_halving(mut self, eta: usize) -> Self {
@@ -379,9 +379,9 @@ pub struct Occupancy {
     /// Groups closed to refill because the sampler no longer chose their shared values
     /// ([`TrainerConfig::with_refill_while_promising`]).
     pub closed_unpromising: usize,
-    /// Groups closed to refill by successive halving across shared values
+    /// Groups whose refill successive halving across shared values declined at least once
     /// ([`TrainerConfig::with_refill_halving`]).
-    pub closed_by_halving: usize,
+    pub held_by_halving: usize,
     /// Members that became copies of others (population-based training's exploit).
     pub exploits: usize,
     /// Wall time of the exploit steps: the gathers of the model and the optimizer state
@@ -478,6 +478,8 @@ impl<T> GroupTrainer<T> {
             GroupOptimizer::new(&self.task.optimizer(&shared, &hyper), group.members())?;
         let mut steps = vec![0usize; group.members()];
         let mut epochs = vec![0i64; group.members()];
+        // Whether successive halving has declined a refill of this group.
+        let mut held_by_halving = false;
         // Trials this group may still take through refill.
         let mut trials_left = self
             .config
@@ -578,14 +580,18 @@ impl<T> GroupTrainer<T> {
             }
             if free > 0 && self.config.refill && self.config.pbt.is_none() {
                 if let Some(eta) = self.config.refill_halving {
+                    // Not a final no: the ranking is asked again at the group's next
+                    // refill, when more of its trials may have completed.
                     if !halving_promotes(group, target, eta)? {
                         log::debug!(
                             "group {}: its shared values are not among the best 1/{eta} at \
-                             their rung; no more refill",
+                             their rung; its free slots stay empty for now",
                             group.group_id()
                         );
-                        self.occupancy.closed_by_halving += 1;
-                        trials_left = 0;
+                        if !held_by_halving {
+                            held_by_halving = true;
+                            self.occupancy.held_by_halving += 1;
+                        }
                         free = 0;
                     }
                 }

@@ -680,7 +680,7 @@ fn refill_halving_refills_a_group_only_while_its_width_is_in_the_better_half() {
         best(&groups[0]),
         best(&groups[1][..2])
     );
-    assert!(trainer.occupancy().closed_by_halving >= 1);
+    assert!(trainer.occupancy().held_by_halving >= 1);
     assert_eq!(
         trainer.occupancy().refilled,
         groups

@@ -290,9 +290,10 @@ impl TrainerConfig {
         self
     }
 
-    /// Refill by successive halving across shared values, with reduction factor `eta`
-    /// (at least 2; 3 in ASHA's paper). The shared values of a group (its width, its depth)
-    /// reach rung `r` once they have taken `r` × K trials; before each refill the trainer
+    /// Refill by successive halving across shared values, with reduction factor `eta` (at
+    /// least 2; Optuna's and Ray Tune's successive halving default to 4). The shared values
+    /// of a group (its width, its depth) reach rung `r` once they have taken `r` × K trials;
+    /// before each refill the trainer
     /// ranks the shared values at the group's rung by the best value of their first
     /// `r` × K trials, and refills the group only while its own are among the best
     /// `⌊m / eta⌋` of the `m` ranked; a refill it declines is asked again at the group's next

@@ -313,6 +313,19 @@ fn assert_complete_trials_equal_themselves_trained_alone(
     }
 }
 
+/// The trials in number order, split into runs of consecutive trials with one group id: one
+/// run per group where groups run one after another, as in these tests.
+fn group_runs(all: &[std::sync::Arc<FrozenTrial>]) -> Vec<Vec<&FrozenTrial>> {
+    let mut runs: Vec<Vec<&FrozenTrial>> = Vec::new();
+    for (i, t) in all.iter().enumerate() {
+        if i == 0 || t.system_attrs[GROUP_ATTR] != all[i - 1].system_attrs[GROUP_ATTR] {
+            runs.push(Vec::new());
+        }
+        runs.last_mut().unwrap().push(t);
+    }
+    runs
+}
+
 fn regression(finals: &Finals) -> Regression {
     let (x, y) = data();
     Regression {
@@ -476,14 +489,7 @@ fn a_group_takes_at_most_twice_its_size_in_trials_by_default() {
             summary.group_errors
         );
         let all = trials(&study);
-        // Trials in number order, grouped by their group id: one run of numbers per group.
-        let mut sizes: Vec<usize> = Vec::new();
-        for (i, t) in all.iter().enumerate() {
-            if i == 0 || t.system_attrs[GROUP_ATTR] != all[i - 1].system_attrs[GROUP_ATTR] {
-                sizes.push(0);
-            }
-            *sizes.last_mut().unwrap() += 1;
-        }
+        let sizes: Vec<usize> = group_runs(&all).iter().map(Vec::len).collect();
         assert_eq!(sizes, groups, "{config:?}");
         assert_eq!(
             trainer.occupancy().refilled,
@@ -579,13 +585,7 @@ fn refill_while_promising_closes_a_group_the_sampler_no_longer_chooses() {
             summary.group_errors
         );
         let all = trials(&study);
-        let mut sizes: Vec<usize> = Vec::new();
-        for (i, t) in all.iter().enumerate() {
-            if i == 0 || t.system_attrs[GROUP_ATTR] != all[i - 1].system_attrs[GROUP_ATTR] {
-                sizes.push(0);
-            }
-            *sizes.last_mut().unwrap() += 1;
-        }
+        let sizes: Vec<usize> = group_runs(&all).iter().map(Vec::len).collect();
         assert_eq!(sizes, groups, "{answer:?}");
         let refilled = groups.iter().map(|&n| n.saturating_sub(2)).sum::<usize>();
         assert_eq!(trainer.occupancy().refilled, refilled, "{answer:?}");
@@ -686,13 +686,7 @@ fn refill_halving_refills_a_group_once_its_width_ranks_in_the_better_half() {
         summary.group_errors
     );
     let all = trials(&study);
-    let mut groups: Vec<Vec<&FrozenTrial>> = Vec::new();
-    for (i, t) in all.iter().enumerate() {
-        if i == 0 || t.system_attrs[GROUP_ATTR] != all[i - 1].system_attrs[GROUP_ATTR] {
-            groups.push(Vec::new());
-        }
-        groups.last_mut().unwrap().push(t);
-    }
+    let groups = group_runs(&all);
     let width = |g: &[&FrozenTrial]| g[0].param("width").and_then(|w| w.as_f64()).unwrap();
     let best = |g: &[&FrozenTrial]| {
         g.iter()

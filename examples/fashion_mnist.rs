@@ -29,11 +29,12 @@
 //! The default run: widths 8, 12 or 16; 3 epochs of 48 steps of 64 images per member (about
 //! one pass over the shipped subset), each followed by validation on the 2,048 test images.
 //!
-//! Time on a 2-core AMD EPYC (AVX-512; NdArray with saturate's host convolutions): the default
-//! run took 28.8 s in release on the idle machine (2026-12-03, commit 4558785, seed 0: 24
-//! trials in 2 groups, widths 12 and 16, 15 complete, 9 pruned, 8 members refilled, slots 88%
-//! busy, best validation accuracy 0.811; `scripts/bench-refill-limit.sh`); short mode a few
-//! seconds in `cargo test`'s build (optimised dependencies, debug assertions on).
+//! Time on a 2-core Intel Xeon (AVX-512; NdArray with saturate's host convolutions): the
+//! default run (seed 0) took 54.0 s in release on the idle machine (2026-12-05, commit
+//! 6e9f57a: 24 trials in 2 groups, widths 12 and 16, 14 complete, 10 pruned, 8 members
+//! refilled, slots 86% busy, best validation accuracy 0.8193; the same run in
+//! `scripts/bench-refill-limit.sh`); short mode a few seconds in `cargo test`'s build
+//! (optimised dependencies, debug assertions on).
 
 mod common;
 #[path = "common/fashion_task.rs"]

@@ -64,11 +64,14 @@ mdbook build book
 wgpu=(--config profile.dev.package.saturate.opt-level=0 --workspace --features saturate/wgpu)
 # Clippy lints the stage's code while cargo builds it: clippy-driver wraps rustc for the
 # workspace's crates, as `cargo clippy -- -D warnings` does, but in build mode, so the wgpu
-# dependencies are compiled once instead of checked for clippy and then compiled (2.5 minutes
-# on 2 cores). Every wgpu-gated line is in a target the stage builds: the parity suite, every
-# crate's `main` tests, the examples' shared backend choice and the training-step bench.
-# Exported: the GPU check's dry run (tests/gpu_check.rs) builds the same artifacts with it.
-export RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+# dependencies are compiled once instead of checked for clippy and then compiled (the whole
+# run about 2.4 minutes shorter on 2 cores). Every wgpu-gated line is in a target the stage
+# builds: the parity suite, every crate's `main` tests, the examples' shared backend choice
+# and the training-step bench. Exported: the GPU check's dry run (tests/gpu_check.rs) builds
+# the same artifacts with it. Without clippy-driver the stage would build unlinted: stop.
+clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || true)"
+[ -x "$clippy_driver" ] || { echo "test.sh: no clippy-driver (rustup component add clippy)" >&2; exit 1; }
+export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 step "tests (wgpu), linted by clippy as they build: the parity suite on Vmap<Wgpu>"
 SATURATE_PARITY_REPORT="$PWD/target/parity-wgpu.csv" cargo test "${wgpu[@]}" --test cubecl

@@ -276,3 +276,171 @@ fn trials_with_different_numbers_of_constraints_are_a_sampler_error() {
         "{error}"
     );
 }
+
+// ---- Several objectives: log expected hypervolume improvement. ----
+
+/// Hypervolume of two-objective losses below `reference` (sweep over the first objective).
+fn hypervolume_2d(points: &[[f64; 2]], reference: [f64; 2]) -> f64 {
+    let mut inside: Vec<[f64; 2]> = points
+        .iter()
+        .copied()
+        .filter(|p| p[0] < reference[0] && p[1] < reference[1])
+        .collect();
+    inside.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+    let mut volume = 0.0;
+    let mut ceiling = reference[1];
+    for p in inside {
+        if p[1] < ceiling {
+            volume += (reference[0] - p[0]) * (ceiling - p[1]);
+            ceiling = p[1];
+        }
+    }
+    volume
+}
+
+#[test]
+fn hypervolume_2d_is_right_on_a_hand_example() {
+    // (0.5, 0.5) and (0.2, 0.8) below (1, 1): 0.5 · 0.5 + 0.3 · 0.2.
+    let v = hypervolume_2d(&[[0.5, 0.5], [0.2, 0.8], [1.5, 0.1]], [1.0, 1.0]);
+    assert!((v - 0.31).abs() < 1e-12, "{v}");
+}
+
+/// Minimise (x² + y², (x − 2)² + y²) over [−5, 5]², asked `batch` at a time: the
+/// hypervolume of all trials' values below (20, 20) (at most 400; the Pareto front is
+/// y = 0, 0 ≤ x ≤ 2).
+fn two_objective_hypervolume(sampler: Box<dyn Sampler>, trials: usize, batch: usize) -> f64 {
+    let study = StudyConfig::new()
+        .with_directions([StudyDirection::Minimize, StudyDirection::Minimize])
+        .with_sampler(sampler)
+        .init()
+        .unwrap();
+    let mut values = Vec::new();
+    for _ in 0..trials / batch {
+        let mut asked: Vec<_> = (0..batch).map(|_| study.ask().unwrap()).collect();
+        for t in &mut asked {
+            let x = t.suggest_float("x", -5.0, 5.0).unwrap();
+            let y = t.suggest_float("y", -5.0, 5.0).unwrap();
+            let v = [x * x + y * y, (x - 2.0).powi(2) + y * y];
+            study.tell(t, &v).unwrap();
+            values.push(v);
+        }
+    }
+    hypervolume_2d(&values, [20.0, 20.0])
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[test]
+fn two_objective_search_reaches_more_hypervolume_than_random_search() {
+    // Seeds 0-4, 30 trials (10 random start-up trials, then 20 from the GP). Measured:
+    // this sampler 396.3-396.7, random search 315-356; Optuna 5.0's GPSampler on the same
+    // problem and seeds 396.3-396.5.
+    let gp: Vec<f64> = (0..5)
+        .map(|seed| two_objective_hypervolume(make_startup(seed, 10), 30, 1))
+        .collect();
+    let random: Vec<f64> = (0..5)
+        .map(|seed| {
+            two_objective_hypervolume(
+                Box::new(RandomSamplerConfig::new().with_seed(seed).init()),
+                30,
+                1,
+            )
+        })
+        .collect();
+    let (gp_median, random_median) = (median(gp.clone()), median(random.clone()));
+    assert!(
+        gp_median > random_median + 0.5 * (400.0 - random_median),
+        "median hypervolume: GP {gp_median} ({gp:?}), random {random_median} ({random:?})"
+    );
+}
+
+fn make_startup(seed: u64, startup: usize) -> Box<dyn Sampler> {
+    Box::new(
+        GpSamplerConfig::new()
+            .with_seed(seed)
+            .with_n_startup_trials(startup)
+            .init()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn two_objective_trials_asked_together_are_distinct_and_spread() {
+    // qLogEHVI: each trial of a batch counts the fantasies of the ones asked before it.
+    for seed in 0..3 {
+        let study = StudyConfig::new()
+            .with_directions([StudyDirection::Minimize, StudyDirection::Minimize])
+            .with_sampler(make_startup(seed, 10))
+            .init()
+            .unwrap();
+        study
+            .optimize(Some(15), None, |t| {
+                let x = t.suggest_float("x", -5.0, 5.0)?;
+                let y = t.suggest_float("y", -5.0, 5.0)?;
+                Ok(vec![x * x + y * y, (x - 2.0).powi(2) + y * y])
+            })
+            .unwrap();
+        let mut asked = study.ask_many(5).unwrap();
+        let points: Vec<(f64, f64)> = asked
+            .iter_mut()
+            .map(|t| {
+                (
+                    t.suggest_float("x", -5.0, 5.0).unwrap(),
+                    t.suggest_float("y", -5.0, 5.0).unwrap(),
+                )
+            })
+            .collect();
+        let mut closest = f64::INFINITY;
+        for (i, a) in points.iter().enumerate() {
+            for b in &points[i + 1..] {
+                closest = closest.min(((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt());
+            }
+        }
+        assert!(
+            closest > 0.05,
+            "seed {seed}: closest pair {closest}: {points:?}"
+        );
+    }
+}
+
+#[test]
+fn two_objective_search_with_a_constraint_stays_mostly_feasible() {
+    // Minimise (x² + y², (x − 1)² + (y − 1)²) subject to x + y ≥ 1.5: the Pareto front is
+    // the segment from (0.75, 0.75) to (1, 1). Batches of 1 and 4 (LogCEHVI, qLogCEHVI).
+    // Measured, seeds 0-2: 16 of 16 GP trials feasible one at a time, 10-11 of 16 in
+    // batches of 4. Optuna 5.0's GPSampler with the four trials of a batch suggested
+    // before any is told: 10-12 of 16; both then put several trials of a batch on the same
+    // point just inside or outside the boundary x + y = 1.5 (qLogCEHVI's smoothed
+    // feasibility counts a barely infeasible fantasy nearly as feasible, while the
+    // decomposition leaves it out).
+    for batch in [1, 4] {
+        for seed in 0..3 {
+            let study = StudyConfig::new()
+                .with_directions([StudyDirection::Minimize, StudyDirection::Minimize])
+                .with_sampler(make_startup(seed, 8))
+                .init()
+                .unwrap();
+            for _ in 0..24 / batch {
+                let mut asked: Vec<_> = (0..batch).map(|_| study.ask().unwrap()).collect();
+                for t in &mut asked {
+                    let x = t.suggest_float("x", -2.0, 2.0).unwrap();
+                    let y = t.suggest_float("y", -2.0, 2.0).unwrap();
+                    t.set_constraint("sum", 1.5 - x - y).unwrap();
+                    let v = [x * x + y * y, (x - 1.0).powi(2) + (y - 1.0).powi(2)];
+                    study.tell(t, &v).unwrap();
+                }
+            }
+            let trials = study.trials(None).unwrap();
+            let gp_trials = &trials[8..];
+            let feasible = gp_trials.iter().filter(|t| t.is_feasible()).count();
+            assert!(
+                feasible * 2 >= gp_trials.len(),
+                "seed {seed}, batches of {batch}: {feasible} of {} GP trials feasible",
+                gp_trials.len()
+            );
+        }
+    }
+}

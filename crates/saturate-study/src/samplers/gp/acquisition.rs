@@ -11,7 +11,7 @@ use crate::samplers::gp::linalg::Cholesky;
 use crate::samplers::gp::regressor::GpRegressor;
 
 /// Added to the posterior variance so that its square root stays differentiable.
-const STABILIZING_NOISE: f64 = 1e-12;
+pub(crate) const STABILIZING_NOISE: f64 = 1e-12;
 /// Improvements are clamped at this before their log.
 const IMPROVEMENT_FLOOR: f64 = 1e-12;
 
@@ -172,8 +172,8 @@ pub(crate) struct Fantasies {
 /// A candidate's conditional value per sample under [`Fantasies`], with what its gradient
 /// needs: `y_s = mean + Σ_a c_a inv_delta[a][s] + sd · normal_s`, where `c` is the
 /// posterior covariance of the candidate with the running points.
-struct CandidateSamples {
-    y: Vec<f64>,
+pub(crate) struct CandidateSamples {
+    pub(crate) y: Vec<f64>,
     dmean: Vec<f64>,
     /// `r × dim`: the gradient of `c`.
     dc: Vec<f64>,
@@ -182,7 +182,12 @@ struct CandidateSamples {
 }
 
 impl Fantasies {
-    fn new(gp: &GpRegressor, running: Vec<Vec<f64>>, n_samples: usize, seed: u32) -> Self {
+    pub(crate) fn new(
+        gp: &GpRegressor,
+        running: Vec<Vec<f64>>,
+        n_samples: usize,
+        seed: u32,
+    ) -> Self {
         let r = running.len();
         let n = gp.data.n;
         let normals = normal_sobol(r + 1, n_samples, seed);
@@ -235,13 +240,13 @@ impl Fantasies {
     }
 
     /// The fantasy value of running point `a` in sample `s`.
-    fn value(&self, a: usize, s: usize) -> f64 {
+    pub(crate) fn value(&self, a: usize, s: usize) -> f64 {
         self.values[a * self.n_samples + s]
     }
 
     /// The candidate `x`'s conditional value per sample, of `gp` (the GP the fantasies were
     /// drawn from).
-    fn candidate(&self, gp: &GpRegressor, x: &[f64]) -> CandidateSamples {
+    pub(crate) fn candidate(&self, gp: &GpRegressor, x: &[f64]) -> CandidateSamples {
         let p = gp.posterior_with_gradient(x);
         let (dim, n, r) = (x.len(), gp.data.n, self.running.len());
         // Posterior cross-covariance with the running points and its gradient.
@@ -297,7 +302,7 @@ impl Fantasies {
 impl Fantasies {
     /// The `y` of [`Self::candidate`] alone (the same operations, so the same values bit for
     /// bit), without the gradients: what screening and line searches need.
-    fn candidate_values(&self, gp: &GpRegressor, x: &[f64]) -> Vec<f64> {
+    pub(crate) fn candidate_values(&self, gp: &GpRegressor, x: &[f64]) -> Vec<f64> {
         let (mean, var) = gp.posterior_like_gradient(x);
         let (n, r) = (gp.data.n, self.running.len());
         let k_x = gp.kernel_row(x);
@@ -325,7 +330,7 @@ impl Fantasies {
 
 impl CandidateSamples {
     /// `Σ_s weights[s] · ∂y_s/∂x`, added to `grad` (samples of weight 0 skipped).
-    fn add_gradient(&self, fantasies: &Fantasies, weights: &[f64], grad: &mut [f64]) {
+    pub(crate) fn add_gradient(&self, fantasies: &Fantasies, weights: &[f64], grad: &mut [f64]) {
         let (dim, r, s_count) = (grad.len(), fantasies.running.len(), fantasies.n_samples);
         let (mut w_total, mut w_normal) = (0.0, 0.0);
         let mut w_shift = vec![0.0; r];
@@ -351,15 +356,15 @@ impl CandidateSamples {
 
 /// The temperature of qLogCEI's smoothed feasibility `log σ((y − t) / τ)` (Optuna's
 /// `qLogPI` default).
-const FEASIBILITY_TEMPERATURE: f64 = 1e-2;
+pub(crate) const FEASIBILITY_TEMPERATURE: f64 = 1e-2;
 
 /// `log σ(z)` without overflow: `min(z, 0) − log(1 + e^{−|z|})`.
-fn log_sigmoid(z: f64) -> f64 {
+pub(crate) fn log_sigmoid(z: f64) -> f64 {
     z.min(0.0) - (-z.abs()).exp().ln_1p()
 }
 
 /// `σ(z)`, the derivative of [`log_sigmoid`] at `-z`, without overflow.
-fn sigmoid(z: f64) -> f64 {
+pub(crate) fn sigmoid(z: f64) -> f64 {
     if z >= 0.0 {
         1.0 / (1.0 + (-z).exp())
     } else {

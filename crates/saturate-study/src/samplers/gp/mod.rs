@@ -4,6 +4,8 @@
 #![allow(clippy::needless_range_loop)]
 
 mod acquisition;
+mod boxes;
+mod ehvi;
 mod lbfgs;
 mod linalg;
 mod optimize;

@@ -52,9 +52,38 @@ pub(crate) fn sample_normalized(
         .collect()
 }
 
+/// What the optimiser needs of an acquisition function (maximised).
+pub(crate) trait AcquisitionFn {
+    /// The value at `x` (the same as [`Self::value_and_gradient`]'s).
+    fn value(&self, x: &[f64]) -> f64;
+    /// The value at each of `points`.
+    fn values(&self, points: &[Vec<f64>]) -> Vec<f64> {
+        points.iter().map(|x| self.value(x)).collect()
+    }
+    /// The value and its gradient in `x` (0 along categorical coordinates).
+    fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>);
+    /// One lengthscale per coordinate: the local search's scale.
+    fn lengthscales(&self) -> Vec<f64>;
+}
+
+impl AcquisitionFn for Acquisition {
+    fn value(&self, x: &[f64]) -> f64 {
+        Acquisition::value(self, x)
+    }
+    fn values(&self, points: &[Vec<f64>]) -> Vec<f64> {
+        Acquisition::values(self, points)
+    }
+    fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
+        Acquisition::value_and_gradient(self, x)
+    }
+    fn lengthscales(&self) -> Vec<f64> {
+        Acquisition::lengthscales(self)
+    }
+}
+
 /// The point maximising `acquisition`, and its value.
 pub(crate) fn optimize_acquisition(
-    acquisition: &Acquisition,
+    acquisition: &dyn AcquisitionFn,
     space: &GpSearchSpace,
     warm_starts: &[Vec<f64>],
     settings: OptimizeSettings,
@@ -117,7 +146,7 @@ pub(crate) fn optimize_acquisition(
 }
 
 struct LocalSearch<'a> {
-    acquisition: &'a Acquisition,
+    acquisition: &'a dyn AcquisitionFn,
     continuous: Vec<usize>,
     /// Lengthscales of the continuous coordinates: the gradient steps run in `x / ℓ`,
     /// which makes the problem about equally curved in every direction.
@@ -127,7 +156,7 @@ struct LocalSearch<'a> {
 }
 
 impl<'a> LocalSearch<'a> {
-    fn new(acquisition: &'a Acquisition, space: &GpSearchSpace, tol: f64) -> Self {
+    fn new(acquisition: &'a dyn AcquisitionFn, space: &GpSearchSpace, tol: f64) -> Self {
         let all = acquisition.lengthscales();
         let continuous = space.continuous_indices();
         let categorical = space.is_categorical();

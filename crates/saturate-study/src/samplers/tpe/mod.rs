@@ -1,7 +1,7 @@
 //! TPE: Optuna's default sampler.
 
 mod mixture;
-mod multi_objective;
+pub(crate) mod multi_objective;
 mod parzen_estimator;
 mod sampler;
 mod truncnorm;

@@ -8,6 +8,13 @@
 # optuna 5.0.0 and scipy only; a .pth file appends the site-packages of target/venv/torch
 # (scripts/setup-torch.sh), so its torch is found without installing it again.
 #
+# PARTS=mo compares the two-objective studies instead (not run by default): saturate's
+# GpSampler, TPE and random search next to Optuna 5.0's GPSampler and TPESampler on the
+# functions of crates/saturate-study/benches/common/mo_functions.rs (MO_FUNCTIONS, default
+# "zdt1-5d,fonseca-3d,mixed-mo"), by the hypervolume of the completed trials (higher is
+# better) over N_SEEDS x N_TRIALS, and the GP samplers' time per ask at 100 trials. Rows go
+# to book/src/data/gp-mo-quality.csv and book/src/data/gp-mo-ask-time.csv.
+#
 # usage: scripts/bench-gp.sh [N_SEEDS] [N_TRIALS] [FUNCTIONS]
 #        (40 seeds, 60 trials, "branin,hartmann-6,mixed"); the time per ask is measured
 #        on ASK_SEEDS (3) seeds x 100 trials of the same functions
@@ -17,8 +24,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seeds="${1:-40}"
 trials="${2:-60}"
 functions="${3:-branin,hartmann-6,mixed}"
-# PARTS=ask-time (or quality) runs one part only.
+# PARTS=ask-time (or quality) runs one part only; PARTS=mo the two-objective part.
 parts="${PARTS:-quality ask-time}"
+mo_functions="${MO_FUNCTIONS:-zdt1-5d,fonseca-3d,mixed-mo}"
 ask_seeds="${ASK_SEEDS:-3}"
 venv="$root/target/venv/optuna-gp"
 torch_site="$root/target/venv/torch/lib/python3.11/site-packages"
@@ -51,4 +59,13 @@ if [[ " $parts " == *" ask-time "* ]]; then
     cargo bench --quiet -p saturate-study --bench gp -- ask-time "$ask_seeds" 100 "$functions" >"$data/gp-ask-time.csv"
     "$venv/bin/python" "$root/scripts/python/bench_gp.py" ask-time "$ask_seeds" 100 "$functions" >>"$data/gp-ask-time.csv"
 fi
-"$venv/bin/python" "$root/scripts/python/bench_gp.py" table "$data/gp-quality.csv" "$data/gp-ask-time.csv"
+if [[ " $parts " == *" quality "* || " $parts " == *" ask-time "* ]]; then
+    "$venv/bin/python" "$root/scripts/python/bench_gp.py" table "$data/gp-quality.csv" "$data/gp-ask-time.csv"
+fi
+if [[ " $parts " == *" mo "* ]]; then
+    cargo bench --quiet -p saturate-study --bench gp -- mo-quality "$seeds" "$trials" "$mo_functions" >"$data/gp-mo-quality.csv"
+    "$venv/bin/python" "$root/scripts/python/bench_gp.py" mo-quality "$seeds" "$trials" "$mo_functions" >>"$data/gp-mo-quality.csv"
+    cargo bench --quiet -p saturate-study --bench gp -- mo-ask-time "$ask_seeds" 100 "$mo_functions" >"$data/gp-mo-ask-time.csv"
+    "$venv/bin/python" "$root/scripts/python/bench_gp.py" mo-ask-time "$ask_seeds" 100 "$mo_functions" >>"$data/gp-mo-ask-time.csv"
+    "$venv/bin/python" "$root/scripts/python/bench_gp.py" mo-table "$data/gp-mo-quality.csv" "$data/gp-mo-ask-time.csv"
+fi

@@ -9,31 +9,41 @@
 //! 10 trials' ask and suggestions (the objective itself is a few arithmetic operations) of
 //! one study of N_TRIALS trials. Optuna samples at the first suggestion, saturate in
 //! `ask`: timing both together compares the same work.
+//!
+//! The modes `mo-quality` and `mo-ask-time` do the same on the two-objective functions of
+//! `common/mo_functions.rs` (default `zdt1-5d,fonseca-3d,mixed-mo`); `mo-quality` prints CSV
+//! `sampler,function,seed,hypervolume,seconds`: the hypervolume of all completed trials
+//! against the function's reference point, for the GP sampler, TPE (Optuna 5.0's default
+//! sampler for several objectives) and random search.
 
 use std::time::Instant;
 
 use saturate_study::prelude::*;
+use saturate_study::study::{ObjectiveError, ObjectiveValues};
 
 mod common;
 use common::functions::{Objective, FUNCTIONS};
+use common::mo_functions::{hypervolume, MoFunction, MO_FUNCTIONS};
 
 fn gp(seed: u64) -> GpSampler {
     GpSamplerConfig::new().with_seed(seed).init().unwrap()
 }
 
-fn study(sampler: impl Sampler + 'static) -> DefaultStudy {
+/// A study that minimises `objectives` objectives.
+fn study(sampler: impl Sampler + 'static, objectives: usize) -> DefaultStudy {
     StudyConfig::new()
+        .with_directions(vec![StudyDirection::Minimize; objectives])
         .with_sampler(sampler)
         .with_pruner(NopPruner)
         .init()
         .unwrap()
 }
 
-fn lookup(names: &str) -> Vec<(&'static str, Objective)> {
+fn lookup<T: Copy>(table: &[(&'static str, T)], names: &str) -> Vec<(&'static str, T)> {
     names
         .split(',')
         .map(|name| {
-            FUNCTIONS
+            table
                 .iter()
                 .copied()
                 .find(|(n, _)| *n == name)
@@ -54,7 +64,7 @@ fn quality(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)
                 ),
             ] {
                 let started = Instant::now();
-                let study = study(sampler);
+                let study = study(sampler, 1);
                 study.optimize(Some(n_trials), None, *f).unwrap();
                 let seconds = started.elapsed().as_secs_f64();
                 println!(
@@ -66,18 +76,66 @@ fn quality(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)
     }
 }
 
-fn ask_time(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)]) {
+fn mo_quality(n_seeds: u64, n_trials: usize, functions: &[(&'static str, MoFunction)]) {
+    println!("sampler,function,seed,hypervolume,seconds");
+    for (name, function) in functions {
+        for seed in 0..n_seeds {
+            for (label, sampler) in [
+                ("saturate-gp", Box::new(gp(seed)) as Box<dyn Sampler>),
+                (
+                    "saturate-tpe",
+                    Box::new(
+                        TpeSamplerConfig::new()
+                            .with_optuna_defaults(OptunaDefaults::V5_0)
+                            .with_seed(seed)
+                            .init()
+                            .unwrap(),
+                    ),
+                ),
+                (
+                    "random",
+                    Box::new(RandomSamplerConfig::new().with_seed(seed).init()),
+                ),
+            ] {
+                let started = Instant::now();
+                let study = study(sampler, 2);
+                study
+                    .optimize(Some(n_trials), None, function.objective)
+                    .unwrap();
+                let seconds = started.elapsed().as_secs_f64();
+                let points: Vec<[f64; 2]> = study
+                    .trials(Some(&[TrialState::Complete]))
+                    .unwrap()
+                    .iter()
+                    .map(|t| {
+                        let values = t.values.as_deref().unwrap();
+                        [values[0], values[1]]
+                    })
+                    .collect();
+                let volume = hypervolume(&points, function.reference);
+                println!("{label},{name},{seed},{volume:?},{seconds:.3}");
+            }
+        }
+    }
+}
+
+/// The GP sampler's time per ask on a study of `objectives` objectives.
+fn ask_time<V, F>(objectives: usize, n_seeds: u64, n_trials: usize, functions: &[(&'static str, F)])
+where
+    V: ObjectiveValues,
+    F: Fn(&mut Trial) -> Result<V, ObjectiveError>,
+{
     println!("sampler,function,seed,trials,ms_per_ask");
     for (name, f) in functions {
         for seed in 0..n_seeds {
-            let study = study(gp(seed));
+            let study = study(gp(seed), objectives);
             let mut times = Vec::with_capacity(n_trials);
             for _ in 0..n_trials {
                 let started = Instant::now();
                 let mut trial = study.ask().unwrap();
-                let value = f(&mut trial).unwrap();
+                let values = f(&mut trial).unwrap();
                 times.push(started.elapsed().as_secs_f64());
-                study.tell(&trial, &[value]).unwrap();
+                study.tell(&trial, &values.into_values()).unwrap();
             }
             let last = &times[times.len().saturating_sub(10)..];
             let ms = 1e3 * last.iter().sum::<f64>() / last.len() as f64;
@@ -92,7 +150,7 @@ fn params(n_seeds: u64, n_trials: usize, functions: &[(&'static str, Objective)]
     println!("function,seed,trial,params,value");
     for (name, f) in functions {
         for seed in 0..n_seeds {
-            let study = study(gp(seed));
+            let study = study(gp(seed), 1);
             for number in 0..n_trials {
                 let mut trial = study.ask().unwrap();
                 let value = f(&mut trial).unwrap();
@@ -120,7 +178,7 @@ fn params_batch(
     println!("function,seed,trial,params,value");
     for (name, f) in functions {
         for seed in 0..n_seeds {
-            let study = study(gp(seed));
+            let study = study(gp(seed), 1);
             let mut number = 0;
             while number < n_trials {
                 let mut trials: Vec<_> = (0..3).map(|_| study.ask().unwrap()).collect();
@@ -151,19 +209,31 @@ fn main() {
     let mode = args.first().map_or("quality", String::as_str);
     let n_seeds = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10);
     let n_trials = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(60);
-    let functions = lookup(
-        args.get(3)
-            .map_or("branin,hartmann-6,mixed", String::as_str),
-    );
+    let names = args.get(3).map(String::as_str);
+    let functions = || lookup(&FUNCTIONS, names.unwrap_or("branin,hartmann-6,mixed"));
+    let mo_functions = || {
+        lookup(
+            &MO_FUNCTIONS,
+            names.unwrap_or("zdt1-5d,fonseca-3d,mixed-mo"),
+        )
+    };
     match mode {
-        "quality" => quality(n_seeds, n_trials, &functions),
-        "ask-time" => ask_time(n_seeds, n_trials, &functions),
-        "params" => params(n_seeds, n_trials, &functions),
-        "params-batch" => params_batch(n_seeds, n_trials, &functions, true),
-        "params-batch-unconstrained" => params_batch(n_seeds, n_trials, &functions, false),
+        "quality" => quality(n_seeds, n_trials, &functions()),
+        "ask-time" => ask_time(1, n_seeds, n_trials, &functions()),
+        "mo-quality" => mo_quality(n_seeds, n_trials, &mo_functions()),
+        "mo-ask-time" => {
+            let objectives: Vec<_> = mo_functions()
+                .into_iter()
+                .map(|(name, function)| (name, function.objective))
+                .collect();
+            ask_time(2, n_seeds, n_trials, &objectives);
+        }
+        "params" => params(n_seeds, n_trials, &functions()),
+        "params-batch" => params_batch(n_seeds, n_trials, &functions(), true),
+        "params-batch-unconstrained" => params_batch(n_seeds, n_trials, &functions(), false),
         other => panic!(
-            "unknown mode {other}: quality, ask-time, params, params-batch or \
-             params-batch-unconstrained"
+            "unknown mode {other}: quality, ask-time, mo-quality, mo-ask-time, params, \
+             params-batch or params-batch-unconstrained"
         ),
     }
 }

@@ -89,6 +89,25 @@ const N_QMC_SAMPLES: usize = 128;
 /// assert!(study.best_value()? < 4.0);
 /// # Ok::<(), StudyError>(())
 /// ```
+///
+/// Two objectives: the trade-off between `x²` and `(x − 2)²` is every `x` in [0, 2].
+///
+/// ```
+/// use saturate_study::prelude::*;
+///
+/// let sampler = GpSamplerConfig::new().with_seed(0).with_n_startup_trials(5).init()?;
+/// let study = StudyConfig::new()
+///     .with_directions([StudyDirection::Minimize, StudyDirection::Minimize])
+///     .with_sampler(sampler)
+///     .init()?;
+/// study.optimize(Some(15), None, |t| {
+///     let x = t.suggest_float("x", -5.0, 5.0)?;
+///     Ok(vec![x * x, (x - 2.0).powi(2)])
+/// })?;
+/// let front = study.best_trials()?;
+/// assert!(front.iter().any(|t| (0.0..=2.0).contains(&t.params["x"].internal)));
+/// # Ok::<(), StudyError>(())
+/// ```
 #[derive(Debug)]
 pub struct GpSampler {
     rng: StdRng,

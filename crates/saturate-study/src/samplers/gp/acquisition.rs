@@ -329,6 +329,19 @@ impl Fantasies {
 }
 
 impl CandidateSamples {
+    /// Per sample, `softmax[s]` times the derivative of the smoothed log feasibility
+    /// `log σ((y_s − t) / τ)` in `y_s`: `σ(−z) / τ` with `z = (y_s − t) / τ`.
+    pub(crate) fn feasibility_weights(&self, t: f64, softmax: &[f64]) -> Vec<f64> {
+        self.y
+            .iter()
+            .zip(softmax)
+            .map(|(y, w)| {
+                let z = (y - t) / FEASIBILITY_TEMPERATURE;
+                w * sigmoid(-z) / FEASIBILITY_TEMPERATURE
+            })
+            .collect()
+    }
+
     /// `Σ_s weights[s] · ∂y_s/∂x`, added to `grad` (samples of weight 0 skipped).
     pub(crate) fn add_gradient(&self, fantasies: &Fantasies, weights: &[f64], grad: &mut [f64]) {
         let (dim, r, s_count) = (grad.len(), fantasies.running.len(), fantasies.n_samples);
@@ -645,14 +658,7 @@ impl Acquisition {
             o.add_gradient(f, &weights, &mut grad);
         }
         for ((c, t), cf) in constraints.iter().zip(&self.constraint_fantasies) {
-            // d log σ(z) / dz = σ(−z), z = (y − t) / τ.
-            let weights: Vec<f64> = (0..s_count)
-                .map(|s| {
-                    let z = (c.y[s] - t) / FEASIBILITY_TEMPERATURE;
-                    softmax[s] * sigmoid(-z) / FEASIBILITY_TEMPERATURE
-                })
-                .collect();
-            c.add_gradient(cf, &weights, &mut grad);
+            c.add_gradient(cf, &c.feasibility_weights(*t, &softmax), &mut grad);
         }
         (value, grad)
     }

@@ -19,8 +19,7 @@
 //!   the candidate.
 
 use crate::samplers::gp::acquisition::{
-    log_pi, log_sigmoid, normal_sobol, sigmoid, Fantasies, FEASIBILITY_TEMPERATURE,
-    STABILIZING_NOISE,
+    log_pi, log_sigmoid, normal_sobol, Fantasies, FEASIBILITY_TEMPERATURE, STABILIZING_NOISE,
 };
 use crate::samplers::gp::boxes::{non_dominated_boxes, reference_point, Boxes};
 use crate::samplers::gp::linalg::vectorized;
@@ -441,13 +440,7 @@ impl LogEhvi {
                         .zip(&self.constraint_fantasies)
                         .zip(&self.constraints)
                     {
-                        let w: Vec<f64> = (0..s_count)
-                            .map(|s| {
-                                let z = (c.y[s] - t) / FEASIBILITY_TEMPERATURE;
-                                softmax[s] * sigmoid(-z) / FEASIBILITY_TEMPERATURE
-                            })
-                            .collect();
-                        c.add_gradient(cf, &w, &mut grad);
+                        c.add_gradient(cf, &c.feasibility_weights(*t, &softmax), &mut grad);
                     }
                 }
                 (value, grad)

@@ -220,6 +220,30 @@ pub(crate) fn standardize(values: &[f64]) -> Vec<f64> {
     standardize_with_moments(values).0
 }
 
+/// The completed trials' parameters (in the order of `space`), normalised for the GP.
+fn normalized_points(
+    gp_space: &GpSearchSpace,
+    space: &SearchSpace,
+    completed: &[Arc<FrozenTrial>],
+) -> Vec<Vec<f64>> {
+    completed
+        .iter()
+        .map(|t| {
+            let internal: Vec<f64> = space.keys().map(|k| t.params[k].internal).collect();
+            gp_space.normalize(&internal)
+        })
+        .collect()
+}
+
+/// 1 for a maximised objective, −1 for a minimised one: the GPs maximise.
+fn maximising_sign(direction: StudyDirection) -> f64 {
+    if direction == StudyDirection::Maximize {
+        1.0
+    } else {
+        -1.0
+    }
+}
+
 impl GpSampler {
     fn sample_with_gp(
         &mut self,
@@ -229,18 +253,9 @@ impl GpSampler {
         space: &SearchSpace,
     ) -> Result<Vec<f64>> {
         let gp_space = GpSearchSpace::new(space);
-        let internal =
-            |t: &FrozenTrial| -> Vec<f64> { space.keys().map(|k| t.params[k].internal).collect() };
-        let x: Vec<Vec<f64>> = completed
-            .iter()
-            .map(|t| gp_space.normalize(&internal(t)))
-            .collect();
+        let x = normalized_points(&gp_space, space, completed);
         // The GP maximises.
-        let sign = if direction == StudyDirection::Maximize {
-            1.0
-        } else {
-            -1.0
-        };
+        let sign = maximising_sign(direction);
         let y = standardize(
             &completed
                 .iter()
@@ -308,23 +323,14 @@ impl GpSampler {
         space: &SearchSpace,
     ) -> Result<Vec<f64>> {
         let gp_space = GpSearchSpace::new(space);
-        let internal =
-            |t: &FrozenTrial| -> Vec<f64> { space.keys().map(|k| t.params[k].internal).collect() };
-        let x: Vec<Vec<f64>> = completed
-            .iter()
-            .map(|t| gp_space.normalize(&internal(t)))
-            .collect();
+        let x = normalized_points(&gp_space, space, completed);
         let m = directions.len();
         // Each objective standardised on its own, signed so that the GPs maximise.
         let columns: Vec<Vec<f64>> = directions
             .iter()
             .enumerate()
             .map(|(j, direction)| {
-                let sign = if *direction == StudyDirection::Maximize {
-                    1.0
-                } else {
-                    -1.0
-                };
+                let sign = maximising_sign(*direction);
                 standardize(
                     &completed
                         .iter()

@@ -60,7 +60,9 @@ const KS: &[usize] = &[1, 2, 4, 8, 16];
 /// `SATURATE_CONV_LOWERING=<gemm|inner|host>` chooses how the grouped arms compute convolutions
 /// (`saturate::vmap::ConvLowering`; unset, the inner backend's default: the host kernels on
 /// NdArray, the backend's own grouped convolution elsewhere). The bench applies `saturate::malloc::tune` first, like
-/// the examples; `SATURATE_MALLOC=system` measures glibc's defaults.
+/// the examples; `SATURATE_MALLOC=system` measures glibc's defaults. On NdArray `main` then
+/// joins rayon's pool (`saturate::vmap::join_host_pool`) for both arms, as `run_trainer` does;
+/// `SATURATE_HOST_POOL=off` measures without.
 ///
 /// `SATURATE_PROFILE=<grouped|sequential>,<mlp8|mlp784|cnn|transformer>,<K>,<steps>` runs that many steps
 /// of one arm without divan, for `perf record` / `perf stat` and scripts/gpu-check.sh. One
@@ -75,6 +77,20 @@ fn main() {
             .parse()
             .unwrap_or_else(|e| panic!("SATURATE_CONV_LOWERING: {e}"));
         set_conv_lowering::<Inner>(lowering);
+    }
+    // Both arms run with `main` as a worker of rayon's pool, as `run_trainer` and the
+    // examples do (plain Burn programs can do the same); SATURATE_HOST_POOL=off measures
+    // NdArray's loops handing their work to the pool from outside.
+    if std::env::var("SATURATE_HOST_POOL").is_ok_and(|v| v == "off") {
+        eprintln!("host pool: main outside rayon's pool");
+    } else {
+        match saturate::vmap::join_host_pool_for::<Inner>() {
+            Some(Ok(threads)) => {
+                eprintln!("host pool: main joined rayon's pool ({threads} threads)")
+            }
+            Some(Err(e)) => eprintln!("host pool: {e}"),
+            None => {}
+        }
     }
     if let Ok(spec) = std::env::var("SATURATE_PROFILE") {
         return profile(&spec);

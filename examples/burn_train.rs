@@ -177,6 +177,8 @@ fn accuracy<B: Backend>(logits: Tensor<B, 2>, targets: Tensor<B, 1, Int>) -> f64
 
 fn main() -> Result<(), Box<dyn Error>> {
     saturate::malloc::tune();
+    // On NdArray, `main` becomes a worker of rayon's pool: its parallel loops run in place.
+    let _ = saturate::vmap::join_host_pool_for::<Inner>();
     let start = std::time::Instant::now();
     let plan = Plan::from_env();
     // A run starts afresh: burn-train would mix this run's metric logs with an earlier one's.

@@ -48,6 +48,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Large tensors are freed and allocated every step: keep freed memory in the heap
     // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
     saturate::malloc::tune();
+    // On NdArray, `main` becomes a worker of rayon's pool: its parallel loops run in place.
+    let _ = saturate::vmap::join_host_pool_for::<Inner>();
     // ANCHOR: group
     let lrs = [0.001, 0.003, 0.01, 0.03, 0.05, 0.1, 0.2, 0.3];
     let mut group: Batched<Mlp<B>> = Batched::init(lrs.len(), &Default::default(), Mlp::new)?;

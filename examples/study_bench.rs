@@ -936,6 +936,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     // Large tensors are freed and allocated every step: keep freed memory in the heap
     // (glibc's defaults return it to the kernel and page-fault it back; book: CPU backends).
     saturate::malloc::tune();
+    // On NdArray, `main` becomes a worker of rayon's pool: its parallel loops run in place.
+    let _ = saturate::vmap::join_host_pool_for::<Inner>();
     let o = options()?;
     if let Some(csv) = &o.table {
         print!("{}", table(csv)?);

@@ -48,6 +48,7 @@ pub mod device;
 pub mod error;
 pub mod fused;
 pub mod group_model;
+pub mod host_pool;
 mod kernels;
 mod lowering;
 pub mod member;
@@ -62,6 +63,7 @@ pub use batched::{Batched, DeepCopy};
 pub use device::VmapDevice;
 pub use error::VmapError;
 pub use group_model::{GroupModel, MemberRecords};
+pub use host_pool::{join_host_pool, join_host_pool_for, HostPoolError};
 pub use lowering::{conv_lowering, set_conv_lowering, ConvLowering, ParseConvLoweringError};
 pub use member::{
     append_zero_float_members, float_with_member_axis, is_batched, member_data, member_tensor,

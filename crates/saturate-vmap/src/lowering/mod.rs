@@ -283,7 +283,7 @@ pub(crate) fn broadcast_explicitly<B: Backend>() -> bool {
 
 /// Whether `B` is burn-ndarray's backend (f32 or f64 floats, i32 or i64 ints, the default
 /// quantized element).
-fn is_ndarray<B: Backend>() -> bool {
+pub(crate) fn is_ndarray<B: Backend>() -> bool {
     #[cfg(feature = "ndarray")]
     {
         use burn_ndarray::NdArray;

@@ -181,6 +181,12 @@ pub(crate) fn expand_for<B: Backend, K: Kind<B>>(p: K::P, shape: &Shape) -> K::P
 }
 
 /// `B::float_add` of two operands that broadcast, through [`expand_for_broadcast`].
+/// The inner backend's matrix product, through the NdArray kernel where it applies (strided
+/// operands read in place, rows split over rayon's threads; the same values).
+pub(crate) fn inner_matmul<B: Backend>(l: FloatPrim<B>, r: FloatPrim<B>) -> FloatPrim<B> {
+    crate::kernels::ndarray::matmul(l, r).unwrap_or_else(|(l, r)| B::float_matmul(l, r))
+}
+
 pub(crate) fn add_broadcast<B: Backend>(l: FloatPrim<B>, r: FloatPrim<B>) -> FloatPrim<B> {
     let (l, r) = expand_for_broadcast::<B>(l, r);
     B::float_add(l, r)

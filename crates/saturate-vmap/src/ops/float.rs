@@ -192,13 +192,19 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
     fn float_matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
         let members = check_members("float_matmul", lhs.members, rhs.members);
         match (lhs.batched, rhs.batched) {
-            (false, false) => VmapTensor::unbatched(B::float_matmul(lhs.inner, rhs.inner), members),
-            (true, true) => VmapTensor::batched(B::float_matmul(lhs.inner, rhs.inner), members),
+            (false, false) => VmapTensor::unbatched(
+                crate::ops::base::inner_matmul::<B>(lhs.inner, rhs.inner),
+                members,
+            ),
+            (true, true) => VmapTensor::batched(
+                crate::ops::base::inner_matmul::<B>(lhs.inner, rhs.inner),
+                members,
+            ),
             (false, true) => {
                 // Shared lhs, per-member rhs: the lhs gets a size-1 member axis and the inner
                 // batched matmul broadcasts it (no copy; one product per member, contiguous).
                 let l = front::<B, FloatKind>(lhs);
-                VmapTensor::batched(B::float_matmul(l, rhs.inner), members)
+                VmapTensor::batched(crate::ops::base::inner_matmul::<B>(l, rhs.inner), members)
             }
             (true, false) => {
                 let rs = rhs.inner.shape();
@@ -212,7 +218,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
                         crate::ops::base::float_reshape::<B>(lhs.inner, Shape::from(vec![rows, k]));
                     let w =
                         crate::ops::base::float_reshape::<B>(rhs.inner, Shape::from(vec![k, m]));
-                    let out = B::float_matmul(x, w);
+                    let out = crate::ops::base::inner_matmul::<B>(x, w);
                     let mut s = ls.to_vec();
                     s[rank] = m;
                     VmapTensor::batched(
@@ -221,7 +227,7 @@ impl<B: Backend> FloatTensorOps<Self> for Vmap<B> {
                     )
                 } else {
                     let r = front::<B, FloatKind>(rhs);
-                    VmapTensor::batched(B::float_matmul(lhs.inner, r), members)
+                    VmapTensor::batched(crate::ops::base::inner_matmul::<B>(lhs.inner, r), members)
                 }
             }
         }

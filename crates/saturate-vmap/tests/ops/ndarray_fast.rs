@@ -221,3 +221,79 @@ fn reshape_of_permuted_members_keeps_values() {
         );
     }
 }
+
+/// Values that make the order of a sum show in its rounding: magnitudes from 2^-10 to 2^10.
+fn ragged(len: usize, seed: usize) -> Vec<f32> {
+    (0..len)
+        .map(|i| {
+            let r = (i * 2654435761 + seed * 40503) % 4099;
+            let sign = if r % 3 == 0 { -1.0 } else { 1.0 };
+            sign * (1.0 + (r % 97) as f32 / 97.0) * 2f32.powi((r % 21) as i32 - 10)
+        })
+        .collect()
+}
+
+/// The NdArray matrix-product kernel (`kernels/ndarray/matmul.rs`) against each member's
+/// product on plain NdArray, bit for bit: both operands per member or one shared, operands
+/// transposed (read through their strides), products small (on the calling thread), large
+/// (members in parallel) and large enough that one member's rows are split in blocks, one
+/// member and three.
+#[test]
+fn matmul_matches_ndarray_bit_for_bit() {
+    type I = NdArray<f32, i64>;
+    let dev = Default::default();
+    // (m, k, n): small, parallel over members, rows split (m * k * n >= 2^21).
+    for (m, kk, n) in [(5, 7, 3), (64, 96, 80), (160, 130, 110)] {
+        for k in [1usize, 3] {
+            for (lhs_batched, rhs_batched) in [(true, true), (false, true), (true, false)] {
+                for transposed in [false, true] {
+                    let device = VmapDevice::<I>::new(Default::default(), k);
+                    // Member j's operands; transposed ones are stored [k, m] / [n, k] and
+                    // swapped back, so the product reads them through their strides.
+                    let lhs_data = |j: usize| {
+                        let shape = if transposed { [kk, m] } else { [m, kk] };
+                        TensorData::new(ragged(m * kk, j), shape.to_vec())
+                    };
+                    let rhs_data = |j: usize| {
+                        let shape = if transposed { [n, kk] } else { [kk, n] };
+                        TensorData::new(ragged(kk * n, 100 + j), shape.to_vec())
+                    };
+                    let orient = |t: Tensor<Vmap<I>, 2>| if transposed { t.transpose() } else { t };
+                    let operand = |batched: bool, data: &dyn Fn(usize) -> TensorData| {
+                        if batched {
+                            stack_members(
+                                (0..k)
+                                    .map(|j| Tensor::from_data(data(j), &device))
+                                    .collect(),
+                            )
+                            .unwrap()
+                        } else {
+                            Tensor::<Vmap<I>, 2>::from_data(data(0), &device)
+                        }
+                    };
+                    let got = orient(operand(lhs_batched, &lhs_data))
+                        .matmul(orient(operand(rhs_batched, &rhs_data)));
+                    let got = member_data(got);
+                    for (j, got) in got.iter().enumerate() {
+                        let plain = |data: TensorData| {
+                            let t = Tensor::<I, 2>::from_data(data, &dev);
+                            if transposed {
+                                t.transpose()
+                            } else {
+                                t
+                            }
+                        };
+                        let want = plain(lhs_data(if lhs_batched { j } else { 0 }))
+                            .matmul(plain(rhs_data(if rhs_batched { j } else { 0 })));
+                        assert_eq!(
+                            bits(got),
+                            bits(&want.into_data()),
+                            "[{m}, {kk}] @ [{kk}, {n}], K = {k}, batched {lhs_batched}/{rhs_batched}, \
+                             transposed {transposed}, member {j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -159,7 +159,7 @@ pub(super) fn linear<B: Backend>(
     // with Kx, Kw in {1, K}. A shared operand is broadcast without a copy, and the result
     // is contiguous.
     let (xr, lead) = member_rows::<B>(x);
-    let out = B::float_matmul(xr, front::<B, FloatKind>(weight));
+    let out = crate::ops::base::inner_matmul::<B>(xr, front::<B, FloatKind>(weight));
     let out = match bias {
         Some(b) => {
             let b = front::<B, FloatKind>(b); // [Kb, out]
@@ -199,7 +199,7 @@ pub(super) fn linear_x_backward<B: Backend>(
     // grad [Kg, M, out] @ weight^T [Kw, out, in].
     let (gr, lead) = member_rows::<B>(output_grad);
     let wt = B::float_swap_dims(front::<B, FloatKind>(weight), 1, 2);
-    let out = B::float_matmul(gr, wt);
+    let out = crate::ops::base::inner_matmul::<B>(gr, wt);
     let d = shape_dims(&out);
     VmapTensor::batched(
         reshape_float::<B>(out, concat_dims(&[&[d[0]], &lead, &[d[2]]])),
@@ -219,7 +219,7 @@ pub(super) fn linear_weight_backward<B: Backend>(
     // x^T [Kx, in, M] @ grad [Kg, M, out]: the sum over the rows M is the matmul's own.
     let (xr, _) = member_rows::<B>(x);
     let (gr, _) = member_rows::<B>(output_grad);
-    let out = B::float_matmul(B::float_swap_dims(xr, 1, 2), gr);
+    let out = crate::ops::base::inner_matmul::<B>(B::float_swap_dims(xr, 1, 2), gr);
     VmapTensor::batched(out, k)
 }
 

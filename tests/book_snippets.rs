@@ -531,6 +531,23 @@ mod reference_data_profile {
     }
 }
 
+/// book/src/reference/faq.md
+#[rustfmt::skip]
+mod reference_faq {
+    #![allow(unused, dead_code, clippy::all)]
+
+    mod snippet_1 {
+        pub fn snippet() -> Result<(), Box<dyn std::error::Error>> {
+            saturate::malloc::tune();
+            if let Err(e) = saturate::vmap::join_host_pool() {
+                eprintln!("{e}"); // e.g. the pool was built before: training still works, only slower
+            }
+            #[allow(unreachable_code)]
+            Ok(())
+        }
+    }
+}
+
 /// book/src/reference/optim.md
 #[rustfmt::skip]
 mod reference_optim {

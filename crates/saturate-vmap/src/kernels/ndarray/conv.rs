@@ -423,7 +423,7 @@ pub(crate) fn conv<B: Backend>(
     let k = kx.max(kwt).max(kb);
     let (rows, p) = (plan.rows(), plan.positions());
     let image_out = o * p;
-    let mut y = vec![0.0f32; k * n * image_out];
+    let mut y = super::filled(k * n * image_out, 0.0f32);
     y.par_chunks_mut(image_out).enumerate().for_each_init(
         || vec![0.0f32; rows * p],
         |cols, (item, out)| {
@@ -480,7 +480,7 @@ pub(crate) fn conv_x_grad<B: Backend>(
     let k = kd.max(kwt);
     let (rows, p) = (plan.rows(), plan.positions());
     let image_in = c * h * w;
-    let mut dx = vec![0.0f32; k * n * image_in];
+    let mut dx = super::filled(k * n * image_in, 0.0f32);
     dx.par_chunks_mut(image_in).enumerate().for_each_init(
         || vec![0.0f32; rows * p],
         |cols, (item, out)| {
@@ -526,7 +526,7 @@ pub(crate) fn conv_weight_grad<B: Backend>(
     let member_out = o * rows;
     let chunks = n.div_ceil(WEIGHT_GRAD_CHUNK).max(1);
     // One partial sum per (member, chunk of images), then each member's partials in order.
-    let mut partials = vec![0.0f32; k * chunks * member_out];
+    let mut partials = super::filled(k * chunks * member_out, 0.0f32);
     partials
         .par_chunks_mut(member_out)
         .enumerate()
@@ -548,7 +548,7 @@ pub(crate) fn conv_weight_grad<B: Backend>(
                 }
             },
         );
-    let mut dw = vec![0.0f32; k * member_out];
+    let mut dw = super::filled(k * member_out, 0.0f32);
     dw.par_chunks_mut(member_out)
         .enumerate()
         .for_each(|(m, out)| {

@@ -111,7 +111,7 @@ pub(crate) fn matmul<P: 'static>(lhs: P, rhs: P) -> Result<P, (P, P)> {
         let mut c = ArrayViewMut2::from_shape((mr, n), rows).expect("a block of whole rows");
         general_mat_mul(1.0, &a, &w, 0.0, &mut c);
     };
-    let mut out = vec![0.0f32; batches * m * n];
+    let mut out = super::filled(batches * m * n, 0.0f32);
     if m > 0 && n > 0 {
         if batches * work < PARALLEL_WORK {
             // Small products (the 8-16-4 MLP): waking another thread costs more than the work.

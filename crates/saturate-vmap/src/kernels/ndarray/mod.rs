@@ -38,3 +38,20 @@ pub(crate) use pool::{max_pool2d_backward, max_pool2d_with_indices, Pool2d};
 pub(crate) use random::random_float;
 pub(crate) use relu::{relu, relu_backward};
 pub(crate) use reshape::reshape;
+
+/// Elements from which [`filled`] writes in parallel.
+const PARALLEL_FILL: usize = 1 << 16;
+
+/// A new buffer of `len` copies of `value`, written by rayon's threads when it is large. The
+/// kernels' outputs start as zeros (or minus infinity) of tens of megabytes; `vec![0.0; len]`
+/// zeroes them on the calling thread alone (`calloc` from a heap that keeps its freed memory,
+/// as `saturate::malloc::tune` sets it: 9% of the benchmark CNN's step at K = 8).
+pub(crate) fn filled<T: Copy + Send + Sync>(len: usize, value: T) -> Vec<T> {
+    use rayon::prelude::*;
+    if len < PARALLEL_FILL {
+        return vec![value; len];
+    }
+    let mut v = Vec::with_capacity(len);
+    v.par_extend(rayon::iter::repeat_n(value, len));
+    v
+}

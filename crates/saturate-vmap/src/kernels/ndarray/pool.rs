@@ -75,8 +75,8 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
     };
     let xv = xa.as_slice().expect("row-major");
     let plane_out = oh * ow;
-    let mut values = vec![f32::NEG_INFINITY; n * c * plane_out];
-    let mut index = vec![0i64; n * c * plane_out];
+    let mut values = super::filled(n * c * plane_out, f32::NEG_INFINITY);
+    let mut index = super::filled(n * c * plane_out, 0i64);
     values
         .par_chunks_mut(plane_out.max(1))
         .zip(index.par_chunks_mut(plane_out.max(1)))
@@ -256,7 +256,7 @@ pub(crate) fn max_pool2d_backward<F: 'static, I: 'static>(
     let (n, c, h, w) = (x_shape[0], x_shape[1], x_shape[2], x_shape[3]);
     let gv = ga.as_slice().expect("row-major");
     let plane_out: usize = ga.shape()[2..].iter().product();
-    let mut dx = vec![0.0f32; n * c * h * w];
+    let mut dx = super::filled(n * c * h * w, 0.0f32);
     dx.par_chunks_mut((h * w).max(1))
         .enumerate()
         .for_each(|(plane, out)| {

@@ -235,14 +235,13 @@ fn ragged(len: usize, seed: usize) -> Vec<f32> {
 
 /// The NdArray matrix-product kernel (`kernels/ndarray/matmul.rs`) against each member's
 /// product on plain NdArray, bit for bit: both operands per member or one shared, operands
-/// transposed (read through their strides), products small (on the calling thread), large
-/// (members in parallel) and large enough that one member's rows are split in blocks, one
-/// member and three.
+/// transposed (read through their strides), products small (on the calling thread) and large
+/// (members in parallel), one member and three.
 #[test]
 fn matmul_matches_ndarray_bit_for_bit() {
     type I = NdArray<f32, i64>;
     let dev = Default::default();
-    // (m, k, n): small, parallel over members, rows split (m * k * n >= 2^21).
+    // (m, k, n): small (below 2^18 multiply-adds in all), large.
     for (m, kk, n) in [(5, 7, 3), (64, 96, 80), (160, 130, 110)] {
         for k in [1usize, 3] {
             for (lhs_batched, rhs_batched) in [(true, true), (false, true), (true, false)] {

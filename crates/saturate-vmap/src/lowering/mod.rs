@@ -298,6 +298,7 @@ pub(crate) fn is_ndarray<B: Backend>() -> bool {
     }
     #[cfg(not(feature = "ndarray"))]
     {
+        let _ = core::any::type_name::<B>(); // no NdArray to compare with
         false
     }
 }

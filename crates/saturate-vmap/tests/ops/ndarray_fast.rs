@@ -227,7 +227,7 @@ fn ragged(len: usize, seed: usize) -> Vec<f32> {
     (0..len)
         .map(|i| {
             let r = (i * 2654435761 + seed * 40503) % 4099;
-            let sign = if r % 3 == 0 { -1.0 } else { 1.0 };
+            let sign = if r.is_multiple_of(3) { -1.0 } else { 1.0 };
             sign * (1.0 + (r % 97) as f32 / 97.0) * 2f32.powi((r % 21) as i32 - 10)
         })
         .collect()

@@ -44,6 +44,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
         }
     }
+    // The same seed, the same run: the weights' initialisation and the dropout masks come
+    // from the backend's generator (the PBT draws and the sampler take the seed below).
+    {
+        use burn::tensor::backend::Backend;
+        common::backend::Inner::seed(&Default::default(), seed);
+    }
     // (group size, epochs, steps per epoch, training images, validation images)
     let (k, epochs, steps, train_images, valid_images) = if short {
         (4, 4, 4, Some(512), Some(256))

@@ -11,3 +11,55 @@ pub(super) fn to_tensor<P: 'static>(t: burn_ndarray::NdArrayTensor) -> P {
         .downcast::<P>()
         .expect("the same type")
 }
+
+/// An `f32` NdArray array taken out of its tensor, and whether its buffer was held by that
+/// tensor alone (then the array can be written in place without a copy).
+pub(super) struct F32Array {
+    pub(super) array: ndarray::ArcArray<f32, ndarray::IxDyn>,
+    pub(super) unique: bool,
+}
+
+/// Two inner primitives as `f32` NdArray arrays when both are `f32` NdArray tensors whose
+/// shapes `accept` takes; otherwise both handed back unchanged, before any copy (a borrowed
+/// buffer is copied when it is taken out). The opening of every two-operand kernel.
+pub(super) fn f32_pair<P: 'static>(
+    lhs: P,
+    rhs: P,
+    accept: impl FnOnce(&[usize], &[usize]) -> bool,
+) -> Result<(F32Array, F32Array), (P, P)> {
+    use burn_ndarray::NdArrayTensor;
+    use std::any::Any;
+
+    let (l, r): (Box<dyn Any>, Box<dyn Any>) = (Box::new(lhs), Box::new(rhs));
+    let undo = |t: Result<Box<NdArrayTensor>, Box<dyn Any>>| -> P {
+        match t {
+            Ok(t) => to_tensor(*t),
+            Err(a) => *a.downcast::<P>().expect("the same type"),
+        }
+    };
+    match (l.downcast::<NdArrayTensor>(), r.downcast::<NdArrayTensor>()) {
+        (Ok(l), Ok(r)) => match (*l, *r) {
+            (NdArrayTensor::F32(l), NdArrayTensor::F32(r)) => {
+                if !accept(l.shape(), r.shape()) {
+                    return Err((
+                        to_tensor(NdArrayTensor::F32(l)),
+                        to_tensor(NdArrayTensor::F32(r)),
+                    ));
+                }
+                let (l_unique, r_unique) = (l.is_unique(), r.is_unique());
+                Ok((
+                    F32Array {
+                        array: l.into_shared(),
+                        unique: l_unique,
+                    },
+                    F32Array {
+                        array: r.into_shared(),
+                        unique: r_unique,
+                    },
+                ))
+            }
+            (l, r) => Err((to_tensor(l), to_tensor(r))),
+        },
+        (l, r) => Err((undo(l), undo(r))),
+    }
+}

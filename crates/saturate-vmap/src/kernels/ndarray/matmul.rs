@@ -14,7 +14,7 @@
 //! so a member's result does not depend on K and equals NdArray's, bit for bit.
 
 #[cfg(feature = "ndarray")]
-use super::base::to_tensor;
+use super::base::{f32_pair, to_tensor};
 
 /// Multiply-adds of all the members' products below which they run on the calling thread
 /// (a few microseconds of work: less than waking another thread).
@@ -29,24 +29,10 @@ pub(crate) fn matmul<P: 'static>(lhs: P, rhs: P) -> Result<P, (P, P)> {
     use ndarray::linalg::general_mat_mul;
     use ndarray::{ArrayViewMut2, Axis, Ix3};
     use rayon::prelude::*;
-    use std::any::Any;
 
-    let (l, r): (Box<dyn Any>, Box<dyn Any>) = (Box::new(lhs), Box::new(rhs));
-    let (l, r) = match (l.downcast::<NdArrayTensor>(), r.downcast::<NdArrayTensor>()) {
-        (Ok(l), Ok(r)) => (*l, *r),
-        (l, r) => {
-            let undo = |t: Result<Box<NdArrayTensor>, Box<dyn Any>>| -> P {
-                match t {
-                    Ok(t) => to_tensor(*t),
-                    Err(a) => *a.downcast::<P>().expect("the same type"),
-                }
-            };
-            return Err((undo(l), undo(r)));
-        }
-    };
-    let (la, ra) = match (l, r) {
-        (NdArrayTensor::F32(l), NdArrayTensor::F32(r)) => (l.into_shared(), r.into_shared()),
-        (l, r) => return Err((to_tensor(l), to_tensor(r))),
+    let (la, ra) = match f32_pair(lhs, rhs, |_, _| true) {
+        Ok((l, r)) => (l.array, r.array),
+        Err(both) => return Err(both),
     };
     let back = |la, ra| -> (P, P) {
         (

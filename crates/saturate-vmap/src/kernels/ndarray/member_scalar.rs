@@ -35,28 +35,10 @@ impl Arith {
 pub(crate) fn member_scalar_binary<P: 'static>(op: Arith, lhs: P, rhs: P) -> Result<P, (P, P)> {
     use burn_ndarray::NdArrayTensor;
     use rayon::prelude::*;
-    use std::any::Any;
 
-    use super::base::{to_tensor, ELEMENTWISE_CHUNK};
+    use super::base::{f32_pair, to_tensor, ELEMENTWISE_CHUNK};
 
     let back = |t: NdArrayTensor| -> P { to_tensor(t) };
-    let (l, r): (Box<dyn Any>, Box<dyn Any>) = (Box::new(lhs), Box::new(rhs));
-    let (l, r) = match (l.downcast::<NdArrayTensor>(), r.downcast::<NdArrayTensor>()) {
-        (Ok(l), Ok(r)) => (*l, *r),
-        (l, r) => {
-            let undo = |x: Result<Box<NdArrayTensor>, Box<dyn Any>>| -> P {
-                match x {
-                    Ok(t) => back(*t),
-                    Err(a) => *a.downcast::<P>().expect("the same type"),
-                }
-            };
-            return Err((undo(l), undo(r)));
-        }
-    };
-    let (ls, rs) = match (l, r) {
-        (NdArrayTensor::F32(ls), NdArrayTensor::F32(rs)) => (ls, rs),
-        (l, r) => return Err((back(l), back(r))),
-    };
     let per_member = |shape: &[usize], other: &[usize]| {
         shape.len() == other.len()
             && shape.len() >= 2
@@ -64,19 +46,13 @@ pub(crate) fn member_scalar_binary<P: 'static>(op: Arith, lhs: P, rhs: P) -> Res
             && shape[1..].iter().all(|&d| d == 1)
             && other[1..].iter().any(|&d| d != 1)
     };
-    let (l_shape, r_shape) = (ls.shape().to_vec(), rs.shape().to_vec());
+    let (ls, rs) = f32_pair(lhs, rhs, |l, r| per_member(r, l) || per_member(l, r))?;
     // Which side holds the per-member scalars.
-    let scalar_on_right = if per_member(&r_shape, &l_shape) {
-        true
-    } else if per_member(&l_shape, &r_shape) {
-        false
-    } else {
-        return Err((back(NdArrayTensor::F32(ls)), back(NdArrayTensor::F32(rs))));
-    };
+    let scalar_on_right = per_member(rs.array.shape(), ls.array.shape());
     let (full, scalars) = if scalar_on_right { (ls, rs) } else { (rs, ls) };
-    let unique = full.is_unique();
-    let mut array = full.into_shared();
-    let scalar_array = scalars.into_shared();
+    let unique = full.unique;
+    let mut array = full.array;
+    let scalar_array = scalars.array;
     let values: Vec<f32> = scalar_array.iter().copied().collect();
     let restore = |array: ndarray::ArcArray<f32, ndarray::IxDyn>,
                    scalar_array: ndarray::ArcArray<f32, ndarray::IxDyn>| {

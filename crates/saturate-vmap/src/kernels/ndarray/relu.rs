@@ -6,7 +6,7 @@
 //! 1.7x faster than zeroing and overwriting 51 MB on the AVX2 machine).
 
 #[cfg(feature = "ndarray")]
-use super::base::{to_tensor, ELEMENTWISE_CHUNK};
+use super::base::{f32_pair, to_tensor, ELEMENTWISE_CHUNK};
 
 /// burn-ndarray's `relu` (`clamp_min(x, 0)`: `if x < 0 { 0 } else { x }`, so NaN and `-0.0`
 /// pass through) on an `f32` NdArray tensor in row-major layout: in place when the array is not
@@ -58,37 +58,13 @@ pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
 pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)> {
     use burn_ndarray::NdArrayTensor;
     use rayon::prelude::*;
-    use std::any::Any;
 
-    let back = |t: NdArrayTensor| -> P {
-        *(Box::new(t) as Box<dyn Any>)
-            .downcast::<P>()
-            .expect("the same type")
-    };
-    let (o, g): (Box<dyn Any>, Box<dyn Any>) = (Box::new(output), Box::new(grad));
-    let (o, g) = match (o.downcast::<NdArrayTensor>(), g.downcast::<NdArrayTensor>()) {
-        (Ok(o), Ok(g)) => (*o, *g),
-        (o, g) => {
-            let undo = |r: Result<Box<NdArrayTensor>, Box<dyn Any>>| -> P {
-                match r {
-                    Ok(t) => back(*t),
-                    Err(a) => *a.downcast::<P>().expect("the same type"),
-                }
-            };
-            return Err((undo(o), undo(g)));
-        }
-    };
-    let (os, gs) = match (o, g) {
-        (NdArrayTensor::F32(os), NdArrayTensor::F32(gs)) => (os, gs),
-        (o, g) => return Err((back(o), back(g))),
-    };
-    let (oa, ga) = (os.into_shared(), gs.into_shared());
+    let back = |t: NdArrayTensor| -> P { to_tensor(t) };
+    let (os, gs) = f32_pair(output, grad, |o, g| o == g)?;
+    let (oa, ga) = (os.array, gs.array);
     let (Some(ov), Some(gv)) = (oa.as_slice(), ga.as_slice()) else {
         return Err((back(NdArrayTensor::from(oa)), back(NdArrayTensor::from(ga))));
     };
-    if oa.shape() != ga.shape() {
-        return Err((back(NdArrayTensor::from(oa)), back(NdArrayTensor::from(ga))));
-    }
     let out: Vec<f32> = ov
         .par_iter()
         .zip(gv.par_iter())

@@ -9,8 +9,9 @@
 //!   than NdArray's own draw, so [`lowering::plan`](crate::lowering::plan) decides who gets them.
 //! - `adam.rs`: Adam's step in one pass per parameter tensor (called by saturate-optim
 //!   through [`fused`](crate::fused)), the op-by-op form's values bit for bit.
-//! - `matmul.rs`: the member-batched matrix product read through its operands' strides, its
-//!   rows split over rayon's threads (the same values as NdArray's `matmul`, bit for bit).
+//! - `matmul.rs`: the member-batched matrix product read through its operands' strides, the
+//!   members' products spread over rayon's threads (the same values as NdArray's `matmul`, bit
+//!   for bit).
 //! - `reshape.rs`, `relu.rs`, `pool.rs`, `member_scalar.rs`: the copy-free reshape, one-pass
 //!   `relu` and `relu_backward`, the 2-d max pool with its backward, and arithmetic with one
 //!   value per member. They give the same values as the backend's own op, bit for bit, and

@@ -23,6 +23,16 @@
 //!
 //! Results do not change: the kernels sum in an order that does not depend on which thread
 //! runs which part.
+//!
+//! **Warm workers.** A rayon worker with nothing to do sleeps after a few dozen empty looks,
+//! and waking a sleeping thread takes tens of microseconds (40 µs on a 2-core virtual Xeon,
+//! where a parallel loop's next job would be stolen in under a microsecond by a thread still
+//! looking). A small model's step runs short parallel kernels with short serial gaps between
+//! them, so each would pay that wake-up. Once the caller joined the pool, saturate's NdArray
+//! kernels keep the other workers looking for work for `SATURATE_SPIN_US` microseconds (1000
+//! by default; `0` turns it off) after each parallel kernel, as OpenMP runtimes keep their
+//! threads spinning between parallel regions. While a step runs they never sleep; within a
+//! millisecond of the last kernel, they do.
 
 /// Why [`join_host_pool`] left the calling thread outside rayon's pool. Nothing is broken in
 /// any of these cases: the parallel loops run as before, with a hand-off to the pool's
@@ -55,7 +65,9 @@ pub enum HostPoolError {
 }
 
 /// Builds rayon's global pool with the calling thread as its first worker and returns the
-/// pool's thread count (the caller included): `RAYON_NUM_THREADS`, or one per CPU.
+/// pool's thread count (the caller included): `RAYON_NUM_THREADS`, or one per CPU. From then
+/// on the other workers stay warm between saturate's parallel kernels (see the
+/// [module docs](self); `SATURATE_SPIN_US=0` turns it off).
 ///
 /// Call it once, on the thread that trains, before any tensor operation. If that thread
 /// exits, the pool's other threads keep serving every other thread's work. When it succeeds
@@ -122,6 +134,11 @@ pub fn join_host_pool() -> Result<usize, HostPoolError> {
     if std::env::var_os("MATMUL_NUM_THREADS").is_none() {
         std::env::set_var("MATMUL_NUM_THREADS", "1");
     }
+    let spin = std::env::var("SATURATE_SPIN_US")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(DEFAULT_SPIN_US);
+    warm::SPIN_US.store(spin, std::sync::atomic::Ordering::Relaxed);
     Ok(threads)
 }
 
@@ -130,4 +147,69 @@ pub fn join_host_pool() -> Result<usize, HostPoolError> {
 /// on either way.
 pub fn join_host_pool_for<B: burn_backend::Backend>() -> Option<Result<usize, HostPoolError>> {
     crate::lowering::is_ndarray::<B>().then(join_host_pool)
+}
+
+/// Microseconds the other workers keep looking for work after a parallel kernel, unless
+/// `SATURATE_SPIN_US` says otherwise: longer than the serial gaps in a small model's step.
+const DEFAULT_SPIN_US: u64 = 1000;
+
+/// Keeps the pool's other workers awake for [`warm::SPIN_US`] microseconds from now (nothing
+/// unless [`join_host_pool`] succeeded). The NdArray kernels call it after their parallel
+/// work, while the workers that shared it are still awake.
+pub(crate) fn keep_warm() {
+    warm::keep();
+}
+
+mod warm {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    /// The spin window in microseconds; 0 (the value until `join_host_pool` succeeds): off.
+    pub(super) static SPIN_US: AtomicU64 = AtomicU64::new(0);
+    /// Spinner jobs queued or running.
+    static SPINNERS: AtomicUsize = AtomicUsize::new(0);
+    /// When the last parallel kernel ended, in microseconds since [`epoch`].
+    static LAST: AtomicU64 = AtomicU64::new(0);
+
+    fn epoch() -> Instant {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        *EPOCH.get_or_init(Instant::now)
+    }
+
+    fn now_us() -> u64 {
+        u64::try_from(epoch().elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    pub(super) fn keep() {
+        let window = SPIN_US.load(Ordering::Relaxed);
+        if window == 0 {
+            return;
+        }
+        let Some(me) = rayon::current_thread_index() else {
+            return;
+        };
+        LAST.store(now_us(), Ordering::Relaxed);
+        let others = rayon::current_num_threads().saturating_sub(1);
+        while SPINNERS.load(Ordering::Acquire) < others {
+            SPINNERS.fetch_add(1, Ordering::AcqRel);
+            // Queued on this worker's deque: a worker that is still awake steals it.
+            rayon::spawn(move || spin(me, window));
+        }
+    }
+
+    /// Looks for work (and runs what it finds) until `window` microseconds pass with no
+    /// parallel kernel ending. A spinner the spawning thread picks up itself (while it waits
+    /// inside a parallel loop) returns at once: that thread has work of its own.
+    fn spin(spawner: usize, window: u64) {
+        if rayon::current_thread_index() != Some(spawner) {
+            while now_us().saturating_sub(LAST.load(Ordering::Relaxed)) <= window {
+                match rayon::yield_now() {
+                    Some(rayon::Yield::Executed) => {}
+                    _ => std::hint::spin_loop(),
+                }
+            }
+        }
+        SPINNERS.fetch_sub(1, Ordering::AcqRel);
+    }
 }

@@ -241,8 +241,16 @@ fn ragged(len: usize, seed: usize) -> Vec<f32> {
 fn matmul_matches_ndarray_bit_for_bit() {
     type I = NdArray<f32, i64>;
     let dev = Default::default();
-    // (m, k, n): small (below 2^18 multiply-adds in all), large.
-    for (m, kk, n) in [(5, 7, 3), (64, 96, 80), (160, 130, 110)] {
+    // (m, k, n): small (below 2^18 multiply-adds in all), large, and two above 2^22 that a
+    // member alone splits into blocks over the threads (at K = 1 with two or more threads): of
+    // rows (n <= m) and of columns (n > m), with a ragged last block.
+    for (m, kk, n) in [
+        (5, 7, 3),
+        (64, 96, 80),
+        (160, 130, 110),
+        (200, 150, 150),
+        (150, 160, 190),
+    ] {
         for k in [1usize, 3] {
             for (lhs_batched, rhs_batched) in [(true, true), (false, true), (true, false)] {
                 for transposed in [false, true] {

@@ -150,6 +150,7 @@ pub(crate) fn adam_step<P: 'static>(
                 .zip(m2.par_chunks_mut(ELEMENTWISE_CHUNK))
                 .enumerate()
                 .for_each(|(c, (((p, g), m1), m2))| run(c * ELEMENTWISE_CHUNK, p, g, m1, m2));
+            crate::host_pool::keep_warm();
         } else {
             run(0, p, g, m1, m2);
         }

@@ -448,6 +448,7 @@ pub(crate) fn conv<B: Backend>(
             }
         },
     );
+    crate::host_pool::keep_warm();
     let mut shape = vec![k, n, o];
     if spatial == 2 {
         shape.push(plan.oh);
@@ -496,6 +497,7 @@ pub(crate) fn conv_x_grad<B: Backend>(
             }
         },
     );
+    crate::host_pool::keep_warm();
     let mut shape = vec![k, n, c];
     shape.extend_from_slice(input);
     write::<B>(dx, shape, &device, on_ndarray)
@@ -548,6 +550,7 @@ pub(crate) fn conv_weight_grad<B: Backend>(
                 }
             },
         );
+    crate::host_pool::keep_warm();
     let mut dw = super::filled(k * member_out, 0.0f32);
     dw.par_chunks_mut(member_out)
         .enumerate()
@@ -559,6 +562,7 @@ pub(crate) fn conv_weight_grad<B: Backend>(
                 }
             }
         });
+    crate::host_pool::keep_warm();
     let mut shape = vec![k, o, cg];
     shape.extend_from_slice(kernel);
     write::<B>(dw, shape, &device, on_ndarray)
@@ -580,6 +584,7 @@ pub(crate) fn bias_grad<B: Backend>(dy: Fp<B>, on_ndarray: bool) -> Fp<B> {
             .map(|img| lanes_sum(&dv[((m * n + img) * o + ch) * p..][..p]))
             .sum();
     });
+    crate::host_pool::keep_warm();
     write::<B>(db, vec![k, o], &device, on_ndarray)
 }
 

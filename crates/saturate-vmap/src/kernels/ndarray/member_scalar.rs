@@ -102,6 +102,7 @@ pub(crate) fn member_scalar_binary<P: 'static>(op: Arith, lhs: P, rhs: P) -> Res
             data.par_chunks_mut(ELEMENTWISE_CHUNK)
                 .enumerate()
                 .for_each(|(c, x)| range(c * ELEMENTWISE_CHUNK, x));
+            crate::host_pool::keep_warm();
         } else {
             range(0, data);
         }
@@ -112,6 +113,7 @@ pub(crate) fn member_scalar_binary<P: 'static>(op: Arith, lhs: P, rhs: P) -> Res
         out.par_chunks_mut(ELEMENTWISE_CHUNK)
             .enumerate()
             .for_each(|(c, x)| range(c * ELEMENTWISE_CHUNK, x));
+        crate::host_pool::keep_warm();
     } else {
         range(0, &mut out);
     }

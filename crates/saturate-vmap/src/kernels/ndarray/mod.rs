@@ -41,7 +41,7 @@ pub(crate) use relu::{relu, relu_backward};
 pub(crate) use reshape::reshape;
 
 /// Elements from which [`filled`] writes in parallel.
-const PARALLEL_FILL: usize = 1 << 16;
+const PARALLEL_FILL: usize = 1 << 18;
 
 /// A new buffer of `len` copies of `value`, written by rayon's threads when it is large. The
 /// kernels' outputs start as zeros (or minus infinity) of tens of megabytes; `vec![0.0; len]`
@@ -54,5 +54,6 @@ pub(crate) fn filled<T: Copy + Send + Sync>(len: usize, value: T) -> Vec<T> {
     }
     let mut v = Vec::with_capacity(len);
     v.par_extend(rayon::iter::repeat_n(value, len));
+    crate::host_pool::keep_warm();
     v
 }

@@ -167,6 +167,8 @@ mod warm {
 
     /// The spin window in microseconds; 0 (the value until `join_host_pool` succeeds): off.
     pub(super) static SPIN_US: AtomicU64 = AtomicU64::new(0);
+    /// `spin_loop` hints between two looks for work (a fraction of a microsecond).
+    const PAUSE: usize = 64;
     /// Spinner jobs queued or running.
     static SPINNERS: AtomicUsize = AtomicUsize::new(0);
     /// When the last parallel kernel ended, in microseconds since [`epoch`].
@@ -206,7 +208,9 @@ mod warm {
             while now_us().saturating_sub(LAST.load(Ordering::Relaxed)) <= window {
                 match rayon::yield_now() {
                     Some(rayon::Yield::Executed) => {}
-                    _ => std::hint::spin_loop(),
+                    // A pause between looks: each look reads the other workers' queues, and
+                    // looking back to back slows the thread that pushes onto them.
+                    _ => (0..PAUSE).for_each(|_| std::hint::spin_loop()),
                 }
             }
         }

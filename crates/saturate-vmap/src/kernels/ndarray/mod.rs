@@ -40,6 +40,20 @@ pub(crate) use random::random_float;
 pub(crate) use relu::{relu, relu_backward};
 pub(crate) use reshape::reshape;
 
+/// After a parallel loop over `elements` values: keeps the pool's other workers looking for
+/// work ([`keep_warm`](crate::host_pool::keep_warm)) when the loop was large enough to have
+/// been split over them. A loop that ran on the calling thread alone leaves them as they are,
+/// so that a small model's step, which runs no parallel loop, does not keep them spinning.
+fn warm_after(elements: usize) {
+    if elements >= 2 * WARM_ELEMENTS {
+        crate::host_pool::keep_warm();
+    }
+}
+
+/// Elements per task of the elementwise loops (see `base::ELEMENTWISE_CHUNK`): a loop over
+/// fewer than two tasks' worth runs on the calling thread.
+const WARM_ELEMENTS: usize = 1 << 15;
+
 /// Elements from which [`filled`] writes in parallel.
 const PARALLEL_FILL: usize = 1 << 18;
 

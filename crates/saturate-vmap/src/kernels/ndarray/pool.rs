@@ -123,7 +123,7 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
                 }
             }
         });
-    crate::host_pool::keep_warm();
+    super::warm_after(values.len());
     let shape = ndarray::IxDyn(&[n, c, oh, ow]);
     let values = ndarray::Array::from_shape_vec(shape.clone(), values)
         .expect("pool output shape")
@@ -267,7 +267,7 @@ pub(crate) fn max_pool2d_backward<F: 'static, I: 'static>(
                 out[i as usize] += g;
             }
         });
-    crate::host_pool::keep_warm();
+    super::warm_after(dx.len());
     let dx = ndarray::Array::from_shape_vec(ndarray::IxDyn(&[n, c, h, w]), dx)
         .expect("input shape")
         .into_shared();

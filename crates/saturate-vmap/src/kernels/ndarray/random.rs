@@ -66,7 +66,7 @@ pub(crate) fn random_f32<P: 'static>(
                 };
             }
         });
-    crate::host_pool::keep_warm();
+    super::warm_after(len);
     let array = ndarray::Array::from_shape_vec(ndarray::IxDyn(shape.as_slice()), out)
         .expect("the draw's shape")
         .into_shared();

@@ -36,7 +36,7 @@ pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
         values
             .par_chunks_mut(ELEMENTWISE_CHUNK)
             .for_each(|chunk| chunk.iter_mut().for_each(|x| *x = relu(*x)));
-        crate::host_pool::keep_warm();
+        super::warm_after(values.len());
         return Ok(to_tensor(NdArrayTensor::from(array)));
     }
     let out: Vec<f32> = array
@@ -46,7 +46,7 @@ pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
         .with_min_len(ELEMENTWISE_CHUNK)
         .map(|&x| relu(x))
         .collect();
-    crate::host_pool::keep_warm();
+    super::warm_after(out.len());
     let out = ndarray::Array::from_shape_vec(array.raw_dim(), out)
         .expect("the same shape")
         .into_shared();
@@ -73,7 +73,7 @@ pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)>
         .with_min_len(ELEMENTWISE_CHUNK)
         .map(|(&o, &g)| if o <= 0.0 { 0.0 } else { g })
         .collect();
-    crate::host_pool::keep_warm();
+    super::warm_after(out.len());
     let array = ndarray::Array::from_shape_vec(oa.raw_dim(), out)
         .expect("the same shape")
         .into_shared();

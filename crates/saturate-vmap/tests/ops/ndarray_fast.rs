@@ -304,3 +304,61 @@ fn matmul_matches_ndarray_bit_for_bit() {
         }
     }
 }
+
+/// The bias gradient of `Linear` on Vmap (`kernels/ndarray/sum_rows.rs`: each member's rows
+/// added in order) against each member's rows summed by plain NdArray's `sum_dim(0)`, bit for
+/// bit: rows of rank 2 (which is NdArray's `linear_bias_backward`) and of rank 3 (Vmap
+/// flattens them into one axis of rows; Burn's default sums one axis after the other, which
+/// rounds differently), one output column (handed back to `sum_dim`), several, no rows, and
+/// members summed in parallel (a large gradient), at K = 1 and 3.
+#[test]
+fn linear_bias_grad_matches_ndarray_bit_for_bit() {
+    check_bias_grad([6, 1]);
+    check_bias_grad([6, 5]);
+    check_bias_grad([0, 4]);
+    check_bias_grad([20_000, 5]);
+    check_bias_grad([2, 3, 16]);
+}
+
+fn check_bias_grad<const D: usize>(shape: [usize; D]) {
+    use burn::tensor::ops::ModuleOps;
+    use burn::tensor::TensorPrimitive;
+    type I = NdArray<f32, i64>;
+    let dev = Default::default();
+    let len: usize = shape.iter().product();
+    let grad = |m: usize| TensorData::new(ragged(len, 7 + m), shape.to_vec());
+    for k in [1usize, 3] {
+        let device = VmapDevice::<I>::new(Default::default(), k);
+        let group: Tensor<Vmap<I>, D> = stack_members(
+            (0..k)
+                .map(|m| Tensor::from_data(grad(m), &device))
+                .collect(),
+        )
+        .unwrap();
+        let got =
+            <Vmap<I> as ModuleOps<Vmap<I>>>::linear_bias_backward(group.into_primitive().tensor());
+        let got = member_data(Tensor::<Vmap<I>, 1>::from_primitive(
+            TensorPrimitive::Float(got),
+        ));
+        for (m, got) in got.iter().enumerate() {
+            let columns = shape[D - 1];
+            let want = Tensor::<I, D>::from_data(grad(m), &dev)
+                .reshape([len / columns.max(1), columns])
+                .sum_dim(0)
+                .reshape([columns]);
+            if D == 2 {
+                // Rows of rank 2: NdArray's own bias gradient is that sum.
+                let plain = Tensor::<I, D>::from_data(grad(m), &dev);
+                let own =
+                    <I as ModuleOps<I>>::linear_bias_backward(plain.into_primitive().tensor());
+                let own = Tensor::<I, 1>::from_primitive(TensorPrimitive::Float(own));
+                assert_eq!(bits(&own.into_data()), bits(&want.clone().into_data()));
+            }
+            assert_eq!(
+                bits(got),
+                bits(&want.into_data()),
+                "{shape:?}, K = {k}, member {m}"
+            );
+        }
+    }
+}

@@ -12,9 +12,10 @@
 //! - `matmul.rs`: the member-batched matrix product read through its operands' strides, the
 //!   members' products spread over rayon's threads (the same values as NdArray's `matmul`, bit
 //!   for bit).
-//! - `reshape.rs`, `relu.rs`, `pool.rs`, `member_scalar.rs`: the copy-free reshape, one-pass
-//!   `relu` and `relu_backward`, the 2-d max pool with its backward, and arithmetic with one
-//!   value per member. They give the same values as the backend's own op, bit for bit, and
+//! - `reshape.rs`, `relu.rs`, `pool.rs`, `member_scalar.rs`, `sum_rows.rs`: the copy-free
+//!   reshape, one-pass `relu` and `relu_backward`, the 2-d max pool with its backward,
+//!   arithmetic with one value per member, and the sum over each member's rows (the bias
+//!   gradient of `Linear`). They give the same values as the backend's own op, bit for bit, and
 //!   hand back any tensor that is not an NdArray array in the layout they need, so the
 //!   batching rules try them directly.
 //!
@@ -31,6 +32,7 @@ mod pool;
 mod random;
 mod relu;
 mod reshape;
+mod sum_rows;
 
 pub(crate) use adam::adam_step;
 pub(crate) use matmul::matmul;
@@ -39,6 +41,7 @@ pub(crate) use pool::{max_pool2d_backward, max_pool2d_with_indices, Pool2d};
 pub(crate) use random::random_float;
 pub(crate) use relu::{relu, relu_backward};
 pub(crate) use reshape::reshape;
+pub(crate) use sum_rows::sum_rows;
 
 /// After a parallel loop over `elements` values: keeps the pool's other workers looking for
 /// work ([`keep_warm`](crate::host_pool::keep_warm)) when the loop was large enough to have

@@ -232,8 +232,7 @@ pub(super) fn linear_bias_backward<B: Backend>(
     let k = output_grad.members;
     let (gr, _) = member_rows::<B>(output_grad); // [K, M, out]
     let d = shape_dims(&gr);
-    VmapTensor::batched(
-        reshape_float::<B>(B::float_sum_dim(gr, 1), vec![k, d[2]]),
-        k,
-    )
+    let summed = crate::kernels::ndarray::sum_rows(gr)
+        .unwrap_or_else(|gr| reshape_float::<B>(B::float_sum_dim(gr, 1), vec![k, d[2]]));
+    VmapTensor::batched(summed, k)
 }

@@ -7,7 +7,11 @@
 //! - `burn_one_by_one`: K separate models on `Autodiff<NdArray>`, each stepped by its own
 //!   burn-optim optimizer (what one does without saturate).
 //!
-//! Run: `cargo bench -p saturate-optim --bench step`. Numbers: book/src/optimizers.md.
+//! Both run with the benchmark's main thread as a worker of rayon's pool
+//! (`saturate_vmap::join_host_pool`, as `run_trainer` and the training-step benchmark do);
+//! `SATURATE_HOST_POOL=off` measures them without it.
+//!
+//! Run: `cargo bench -p saturate-optim --bench step`. Numbers: book/src/benchmarks/optimizer-step.md.
 
 use burn::backend::{Autodiff, NdArray};
 use burn::module::Module;
@@ -53,6 +57,14 @@ impl<B: Backend> Deep<B> {
 }
 
 fn main() {
+    if std::env::var("SATURATE_HOST_POOL").is_ok_and(|v| v == "off") {
+        eprintln!("host pool: main outside rayon's pool");
+    } else {
+        match saturate_vmap::join_host_pool() {
+            Ok(threads) => eprintln!("host pool: main joined rayon's pool ({threads} threads)"),
+            Err(e) => eprintln!("host pool: {e}"),
+        }
+    }
     divan::main();
 }
 

@@ -8,7 +8,7 @@
 
 use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::Backend;
-use burn::tensor::module::max_pool2d_with_indices;
+use burn::tensor::module::{max_pool2d, max_pool2d_with_indices};
 use burn::tensor::{Tensor, TensorData};
 use saturate_vmap::{member_data, stack_members, Vmap, VmapDevice};
 
@@ -106,6 +106,28 @@ fn check_pool<I: Backend>(
                  dilation {dilation:?}"
             );
         }
+    }
+    // Without autodiff (inference), `max_pool2d` without indices: NdArray's own values.
+    let members: Vec<Tensor<Vmap<I>, 4>> = (0..k)
+        .map(|m| Tensor::from_data(input(shape, m), &device))
+        .collect();
+    let pooled = member_data(max_pool2d(
+        stack_members(members).unwrap(),
+        kernel,
+        stride,
+        padding,
+        dilation,
+        false,
+    ));
+    for (m, got) in pooled.iter().enumerate() {
+        let x = Tensor::<I, 4>::from_data(input(shape, m), &Default::default());
+        let want = max_pool2d(x, kernel, stride, padding, dilation, false).into_data();
+        assert_eq!(
+            bits(got),
+            bits(&want),
+            "inference output of member {m}: kernel {kernel:?} stride {stride:?} padding \
+             {padding:?} dilation {dilation:?}"
+        );
     }
 }
 

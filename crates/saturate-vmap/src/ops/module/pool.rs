@@ -219,6 +219,27 @@ pub(super) fn max_pool2d<B: Backend>(
     ceil_mode: bool,
 ) -> FloatTensor<Vmap<B>> {
     with_members_in_batch::<B>(x, |x| {
+        // On NdArray the kernel with indices, which are dropped, as under autodiff: inference
+        // (validation, without autodiff) then takes the same kernel as training instead of
+        // burn-ndarray's `max_pool2d`, which indexes the array element by element. The same
+        // values (tested against NdArray's own).
+        let x = if ceil_mode {
+            x
+        } else {
+            let pool = Pool2d {
+                kernel: kernel_size,
+                stride,
+                padding,
+                dilation,
+            };
+            let int_dtype = <B::IntElem as burn_backend::Element>::dtype();
+            match ndarray_fast::max_pool2d_with_indices::<FloatPrim<B>, IntPrim<B>>(
+                x, pool, int_dtype,
+            ) {
+                Ok((output, _indices)) => return output,
+                Err(x) => x,
+            }
+        };
         B::max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
     })
 }

@@ -1,4 +1,5 @@
-//! What the NdArray kernels share: handing an NdArray tensor back as the inner primitive, and
+//! What the NdArray kernels share: taking their operands out of the inner primitives
+//! ([`f32_row_major`], [`f32_pair`]), handing NdArray tensors back as the inner primitive, and
 //! the task size of their parallel elementwise passes.
 
 /// Elements per task of the parallel elementwise passes: large enough that rayon's scheduling
@@ -17,6 +18,34 @@ pub(super) fn to_tensor<P: 'static>(t: burn_ndarray::NdArrayTensor) -> P {
 pub(super) struct F32Array {
     pub(super) array: ndarray::ArcArray<f32, ndarray::IxDyn>,
     pub(super) unique: bool,
+}
+
+/// An inner primitive as an `f32` NdArray array in row-major layout when it is an `f32`
+/// NdArray tensor whose shape `accept` takes; otherwise handed back unchanged (before any copy
+/// when `accept` refuses). The opening of every one-operand kernel.
+pub(super) fn f32_row_major<P: 'static>(
+    p: P,
+    accept: impl FnOnce(&[usize]) -> bool,
+) -> Result<F32Array, P> {
+    use burn_ndarray::NdArrayTensor;
+
+    let any: Box<dyn std::any::Any> = Box::new(p);
+    let storage = match any.downcast::<NdArrayTensor>() {
+        Ok(t) => match *t {
+            NdArrayTensor::F32(storage) => storage,
+            other => return Err(to_tensor(other)),
+        },
+        Err(any) => return Err(*any.downcast::<P>().expect("the same type")),
+    };
+    if !accept(storage.shape()) {
+        return Err(to_tensor(NdArrayTensor::F32(storage)));
+    }
+    let unique = storage.is_unique();
+    let array = storage.into_shared();
+    if !array.is_standard_layout() {
+        return Err(to_tensor(NdArrayTensor::from(array)));
+    }
+    Ok(F32Array { array, unique })
 }
 
 /// Two inner primitives as `f32` NdArray arrays when both are `f32` NdArray tensors whose

@@ -6,7 +6,7 @@
 //! The backward reads the indices in place instead of copying them.
 
 #[cfg(feature = "ndarray")]
-use super::base::to_tensor;
+use super::base::{f32_row_major, to_tensor};
 
 /// Kernel, stride, padding and dilation of a 2-d max pool (`ceil_mode` off).
 #[derive(Clone, Copy, Debug)]
@@ -15,27 +15,6 @@ pub(crate) struct Pool2d {
     pub stride: [usize; 2],
     pub padding: [usize; 2],
     pub dilation: [usize; 2],
-}
-
-/// The row-major `f32` array of an NdArray float tensor, or the tensor back.
-#[cfg(feature = "ndarray")]
-fn f32_array<P: 'static>(p: P) -> Result<ndarray::ArcArray<f32, ndarray::IxDyn>, P> {
-    use burn_ndarray::NdArrayTensor;
-    let any: Box<dyn std::any::Any> = Box::new(p);
-    match any.downcast::<NdArrayTensor>() {
-        Ok(t) => match *t {
-            NdArrayTensor::F32(s) => {
-                let a = s.into_shared();
-                if a.is_standard_layout() {
-                    Ok(a)
-                } else {
-                    Err(to_tensor(NdArrayTensor::from(a)))
-                }
-            }
-            other => Err(to_tensor(other)),
-        },
-        Err(any) => Err(*any.downcast::<P>().expect("the same type")),
-    }
 }
 
 /// burn-ndarray's `max_pool2d_with_indices` (`ceil_mode` off) on an `f32` tensor
@@ -54,7 +33,7 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
     if !matches!(int_dtype, DType::I64 | DType::I32) {
         return Err(x);
     }
-    let xa = f32_array(x)?;
+    let xa = f32_row_major(x, |_| true)?.array;
     if xa.ndim() != 4 {
         return Err(to_tensor(NdArrayTensor::from(xa)));
     }
@@ -220,8 +199,8 @@ pub(crate) fn max_pool2d_backward<F: 'static, I: 'static>(
     use burn_ndarray::NdArrayTensor;
     use rayon::prelude::*;
 
-    let ga = match f32_array(output_grad) {
-        Ok(a) => a,
+    let ga = match f32_row_major(output_grad, |_| true) {
+        Ok(a) => a.array,
         Err(g) => return Err((g, indices)),
     };
     let any: Box<dyn std::any::Any> = Box::new(indices);

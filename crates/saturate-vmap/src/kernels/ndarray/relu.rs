@@ -6,7 +6,7 @@
 //! 1.7x faster than zeroing and overwriting 51 MB on the AVX2 machine).
 
 #[cfg(feature = "ndarray")]
-use super::base::{f32_pair, to_tensor, ELEMENTWISE_CHUNK};
+use super::base::{f32_pair, f32_row_major, to_tensor, F32Array, ELEMENTWISE_CHUNK};
 
 /// burn-ndarray's `relu` (`clamp_min(x, 0)`: `if x < 0 { 0 } else { x }`, so NaN and `-0.0`
 /// pass through) on an `f32` NdArray tensor in row-major layout: in place when the array is not
@@ -16,19 +16,7 @@ pub(crate) fn relu<P: 'static>(p: P) -> Result<P, P> {
     use burn_ndarray::NdArrayTensor;
     use rayon::prelude::*;
 
-    let any: Box<dyn std::any::Any> = Box::new(p);
-    let storage = match any.downcast::<NdArrayTensor>() {
-        Ok(t) => match *t {
-            NdArrayTensor::F32(storage) => storage,
-            other => return Err(to_tensor(other)),
-        },
-        Err(any) => return Err(*any.downcast::<P>().expect("the same type")),
-    };
-    let unique = storage.is_unique();
-    let mut array = storage.into_shared();
-    if !array.is_standard_layout() {
-        return Err(to_tensor(NdArrayTensor::from(array)));
-    }
+    let F32Array { mut array, unique } = f32_row_major(p, |_| true)?;
     let relu = |x: f32| if x < 0.0 { 0.0 } else { x };
     if unique {
         // Unique: `as_slice_mut` neither copies nor reallocates.

@@ -15,53 +15,34 @@ pub(crate) fn sum_rows<P: 'static>(p: P) -> Result<P, P> {
     use burn_ndarray::NdArrayTensor;
     use rayon::prelude::*;
 
-    use super::base::to_tensor;
+    use super::base::{f32_row_major, to_tensor, ELEMENTWISE_CHUNK};
 
-    let any: Box<dyn std::any::Any> = Box::new(p);
-    let storage = match any.downcast::<NdArrayTensor>() {
-        Ok(t) => match *t {
-            NdArrayTensor::F32(storage) => storage,
-            other => return Err(to_tensor(other)),
-        },
-        Err(any) => return Err(*any.downcast::<P>().expect("the same type")),
-    };
-    let out = {
-        let view = storage.view();
-        match (view.shape(), view.as_slice()) {
-            (&[k, m, n], Some(values)) if n > 1 => {
-                let mut out = vec![0.0f32; k * n];
-                let member = |(x, acc): (&[f32], &mut [f32])| {
-                    for row in x.chunks_exact(n) {
-                        for (a, v) in acc.iter_mut().zip(row) {
-                            *a += v;
-                        }
-                    }
-                };
-                if m * n > 0 {
-                    if k > 1 && k * m * n >= 2 * super::base::ELEMENTWISE_CHUNK {
-                        values
-                            .par_chunks(m * n)
-                            .zip(out.par_chunks_mut(n))
-                            .for_each(member);
-                        crate::host_pool::keep_warm();
-                    } else {
-                        values.chunks(m * n).zip(out.chunks_mut(n)).for_each(member);
-                    }
-                }
-                Some((out, [k, n]))
+    let x = f32_row_major(p, |shape| matches!(shape, &[_, _, n] if n > 1))?.array;
+    let (k, m, n) = (x.shape()[0], x.shape()[1], x.shape()[2]);
+    let values = x.as_slice().expect("row-major");
+    let mut out = vec![0.0f32; k * n];
+    let member = |(x, acc): (&[f32], &mut [f32])| {
+        for row in x.chunks_exact(n) {
+            for (a, v) in acc.iter_mut().zip(row) {
+                *a += v;
             }
-            _ => None,
         }
     };
-    match out {
-        Some((out, shape)) => {
-            let array = ndarray::Array::from_shape_vec(ndarray::IxDyn(&shape), out)
-                .expect("[K, N]")
-                .into_shared();
-            Ok(to_tensor(NdArrayTensor::from(array)))
+    if m * n > 0 {
+        if k > 1 && k * m * n >= 2 * ELEMENTWISE_CHUNK {
+            values
+                .par_chunks(m * n)
+                .zip(out.par_chunks_mut(n))
+                .for_each(member);
+            crate::host_pool::keep_warm();
+        } else {
+            values.chunks(m * n).zip(out.chunks_mut(n)).for_each(member);
         }
-        None => Err(to_tensor(NdArrayTensor::F32(storage))),
     }
+    let array = ndarray::Array::from_shape_vec(ndarray::IxDyn(&[k, n]), out)
+        .expect("[K, N]")
+        .into_shared();
+    Ok(to_tensor(NdArrayTensor::from(array)))
 }
 
 /// Without NdArray compiled in, every backend takes its own `sum_dim`.

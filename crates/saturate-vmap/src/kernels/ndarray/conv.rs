@@ -100,6 +100,15 @@ enum Host {
 }
 
 impl Host {
+    /// Hands the buffer to the spare shelf when this operand held it alone (its last use).
+    fn give(self) {
+        match self {
+            Host::Data(v) => super::spare::give(v),
+            #[cfg(feature = "ndarray")]
+            Host::Ndarray(a) => super::spare::give_array(a),
+        }
+    }
+
     fn values(&self) -> &[f32] {
         match self {
             Host::Data(v) => v,
@@ -423,7 +432,9 @@ pub(crate) fn conv<B: Backend>(
     let k = kx.max(kwt).max(kb);
     let (rows, p) = (plan.rows(), plan.positions());
     let image_out = o * p;
-    let mut y = super::filled(k * n * image_out, 0.0f32);
+    // Every element is written below (the bias, then the product added; or the product with
+    // beta 0, which overwrites), so a spare buffer's old values never show.
+    let mut y = super::spare::take(k * n * image_out, 0.0f32);
     y.par_chunks_mut(image_out).enumerate().for_each_init(
         || vec![0.0f32; rows * p],
         |cols, (item, out)| {
@@ -449,6 +460,7 @@ pub(crate) fn conv<B: Backend>(
         },
     );
     crate::host_pool::keep_warm();
+    xh.give();
     let mut shape = vec![k, n, o];
     if spatial == 2 {
         shape.push(plan.oh);
@@ -481,10 +493,12 @@ pub(crate) fn conv_x_grad<B: Backend>(
     let k = kd.max(kwt);
     let (rows, p) = (plan.rows(), plan.positions());
     let image_in = c * h * w;
-    let mut dx = super::filled(k * n * image_in, 0.0f32);
+    // Each image's part is zeroed by its task, in the cache, just before it is summed into.
+    let mut dx = super::spare::take(k * n * image_in, 0.0f32);
     dx.par_chunks_mut(image_in).enumerate().for_each_init(
         || vec![0.0f32; rows * p],
         |cols, (item, out)| {
+            out.fill(0.0);
             let (m, img) = (item / n, item % n);
             let di = &dv[(pick(kd, m) * n + img) * o * p..][..o * p];
             let wm = &wv[pick(kwt, m) * o * rows..][..o * rows];
@@ -498,6 +512,7 @@ pub(crate) fn conv_x_grad<B: Backend>(
         },
     );
     crate::host_pool::keep_warm();
+    dh.give();
     let mut shape = vec![k, n, c];
     shape.extend_from_slice(input);
     write::<B>(dx, shape, &device, on_ndarray)
@@ -528,13 +543,14 @@ pub(crate) fn conv_weight_grad<B: Backend>(
     let member_out = o * rows;
     let chunks = n.div_ceil(WEIGHT_GRAD_CHUNK).max(1);
     // One partial sum per (member, chunk of images), then each member's partials in order.
-    let mut partials = super::filled(k * chunks * member_out, 0.0f32);
+    let mut partials = super::spare::take(k * chunks * member_out, 0.0f32);
     partials
         .par_chunks_mut(member_out)
         .enumerate()
         .for_each_init(
             || vec![0.0f32; rows * p],
             |cols, (item, acc)| {
+                acc.fill(0.0);
                 let (m, chunk) = (item / chunks, item % chunks);
                 let images = chunk * WEIGHT_GRAD_CHUNK..((chunk + 1) * WEIGHT_GRAD_CHUNK).min(n);
                 for img in images {
@@ -551,10 +567,11 @@ pub(crate) fn conv_weight_grad<B: Backend>(
             },
         );
     crate::host_pool::keep_warm();
-    let mut dw = super::filled(k * member_out, 0.0f32);
+    let mut dw = super::spare::take(k * member_out, 0.0f32);
     dw.par_chunks_mut(member_out)
         .enumerate()
         .for_each(|(m, out)| {
+            out.fill(0.0);
             for chunk in 0..chunks {
                 let part = &partials[(m * chunks + chunk) * member_out..][..member_out];
                 for (d, s) in out.iter_mut().zip(part) {
@@ -563,6 +580,9 @@ pub(crate) fn conv_weight_grad<B: Backend>(
             }
         });
     crate::host_pool::keep_warm();
+    super::spare::give(partials);
+    xh.give();
+    dh.give();
     let mut shape = vec![k, o, cg];
     shape.extend_from_slice(kernel);
     write::<B>(dw, shape, &device, on_ndarray)

@@ -81,7 +81,12 @@ pub(crate) fn matmul<P: 'static>(lhs: P, rhs: P) -> Result<P, (P, P)> {
     }
     let batches = bl.max(br);
     let pick = |count: usize, b: usize| if count == 1 { 0 } else { b };
-    let mut out = super::filled(batches * m * n, 0.0f32);
+    // With k > 0 every product below overwrites its part (beta 0): a spare buffer will do.
+    let mut out = if k > 0 {
+        super::spare::take(batches * m * n, 0.0f32)
+    } else {
+        super::filled(batches * m * n, 0.0f32)
+    };
     if m > 0 && n > 0 {
         let threads = rayon::current_num_threads();
         // Fewer members than threads: each member's product in blocks, so that every thread

@@ -32,6 +32,7 @@ mod pool;
 mod random;
 mod relu;
 mod reshape;
+pub(crate) mod spare;
 mod sum_rows;
 
 pub(crate) use adam::adam_step;

@@ -54,8 +54,9 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
     };
     let xv = xa.as_slice().expect("row-major");
     let plane_out = oh * ow;
-    let mut values = super::filled(n * c * plane_out, f32::NEG_INFINITY);
-    let mut index = super::filled(n * c * plane_out, 0i64);
+    // Every output is written below: spare buffers' old values never show.
+    let mut values = super::spare::take(n * c * plane_out, f32::NEG_INFINITY);
+    let mut index = super::spare::take(n * c * plane_out, 0i64);
     values
         .par_chunks_mut(plane_out.max(1))
         .zip(index.par_chunks_mut(plane_out.max(1)))
@@ -103,6 +104,8 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
             }
         });
     super::warm_after(values.len());
+    // Under inference the input is this op's alone: its buffer serves the next output.
+    super::spare::give_array(xa);
     let shape = ndarray::IxDyn(&[n, c, oh, ow]);
     let values = ndarray::Array::from_shape_vec(shape.clone(), values)
         .expect("pool output shape")
@@ -236,10 +239,12 @@ pub(crate) fn max_pool2d_backward<F: 'static, I: 'static>(
     let (n, c, h, w) = (x_shape[0], x_shape[1], x_shape[2], x_shape[3]);
     let gv = ga.as_slice().expect("row-major");
     let plane_out: usize = ga.shape()[2..].iter().product();
-    let mut dx = super::filled(n * c * h * w, 0.0f32);
+    // Each plane is zeroed by its task, in the cache, just before its maxima are added.
+    let mut dx = super::spare::take(n * c * h * w, 0.0f32);
     dx.par_chunks_mut((h * w).max(1))
         .enumerate()
         .for_each(|(plane, out)| {
+            out.fill(0.0);
             let g = &gv[plane * plane_out..(plane + 1) * plane_out];
             let i = &idx[plane * plane_out..(plane + 1) * plane_out];
             for (&g, &i) in g.iter().zip(i) {
@@ -247,6 +252,10 @@ pub(crate) fn max_pool2d_backward<F: 'static, I: 'static>(
             }
         });
     super::warm_after(dx.len());
+    super::spare::give_array(ga);
+    if let Some(a) = idx_array {
+        super::spare::give_array(a);
+    }
     let dx = ndarray::Array::from_shape_vec(ndarray::IxDyn(&[n, c, h, w]), dx)
         .expect("input shape")
         .into_shared();

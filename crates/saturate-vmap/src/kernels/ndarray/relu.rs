@@ -65,6 +65,9 @@ pub(crate) fn relu_backward<P: 'static>(output: P, grad: P) -> Result<P, (P, P)>
     let array = ndarray::Array::from_shape_vec(oa.raw_dim(), out)
         .expect("the same shape")
         .into_shared();
+    // The operands' buffers, where this op held them last, serve later outputs.
+    super::spare::give_array(oa);
+    super::spare::give_array(ga);
     Ok(back(NdArrayTensor::from(array)))
 }
 

@@ -352,9 +352,13 @@ fn gemm(
     beta: f32,
     c: &mut [f32],
 ) {
-    // Blocks with rows * k < half the threshold and k * cols < the other half.
-    let fit = ((GEMM_THREADING_SIZE / 2 - 1) / k.max(1)).max(1);
-    let (rows, cols) = (fit.min(m.max(1)), fit.min(n.max(1)));
+    // Blocks with (rows + cols) * k under the threshold: every product of the benchmark CNNs
+    // in one block (splitting `n` into two repacked `a` and ran the second block on
+    // `matrixmultiply`'s masked edge kernel). `cols` keeps at least half of the room when `n`
+    // needs it, `rows` the rest.
+    let fit = ((GEMM_THREADING_SIZE - 1) / k.max(1)).max(2);
+    let rows = m.min(fit - n.min(fit / 2)).max(1);
+    let cols = n.min(fit - rows).max(1);
     for r0 in (0..m).step_by(rows) {
         let mr = rows.min(m - r0);
         for c0 in (0..n).step_by(cols) {
@@ -432,6 +436,11 @@ pub(crate) fn conv<B: Backend>(
     let k = kx.max(kwt).max(kb);
     let (rows, p) = (plan.rows(), plan.positions());
     let image_out = o * p;
+    if kx == 1 && k > 1 && g == 1 && kwt == k && (bias.is_none() || kb == k) {
+        let y = conv_shared_input(xv, wv, bias, &plan, [k, n, o]);
+        xh.give();
+        return write::<B>(y, out_shape(k, n, o, &plan, spatial), &device, on_ndarray);
+    }
     // Every element is written below (the bias, then the product added; or the product with
     // beta 0, which overwrites), so a spare buffer's old values never show.
     let mut y = super::spare::take(k * n * image_out, 0.0f32);
@@ -461,12 +470,63 @@ pub(crate) fn conv<B: Backend>(
     );
     crate::host_pool::keep_warm();
     xh.give();
+    write::<B>(y, out_shape(k, n, o, &plan, spatial), &device, on_ndarray)
+}
+
+/// The output shape `[K, N, O, out...]` of a convolution with `spatial` axes.
+fn out_shape(k: usize, n: usize, o: usize, plan: &Plan, spatial: usize) -> Vec<usize> {
     let mut shape = vec![k, n, o];
     if spatial == 2 {
         shape.push(plan.oh);
     }
     shape.push(plan.ow);
-    write::<B>(y, shape, &device, on_ndarray)
+    shape
+}
+
+/// [`conv`] of an input that every member shares (a first layer reading the same images), one
+/// group, per-member weights (and bias): each image is unfolded once and multiplied by all the
+/// members' weights at once, which lie one after another as one `[K * O, rows]` matrix, instead
+/// of K times (on the benchmark CNN's first layer, 1 -> 16 channels at K = 8, one product of
+/// 128 rows instead of eight of 16, and one unfold and packing of the image instead of eight).
+/// Each output element is the same sum, in the same order, as in the member's own product
+/// (rows are never split along `k`), so a member's values do not depend on K.
+fn conv_shared_input(
+    xv: &[f32],
+    wv: &[f32],
+    bias: Option<&[f32]>,
+    plan: &Plan,
+    [k, n, o]: [usize; 3],
+) -> Vec<f32> {
+    let (rows, p) = (plan.rows(), plan.positions());
+    let (image_in, image_out) = (plan.cg * plan.h * plan.w, o * p);
+    // Every element is written below (copied from a product that covers it).
+    let mut y = super::spare::take(k * n * image_out, 0.0f32);
+    // Image `img`'s outputs: member m's is chunk m * n + img.
+    let mut per_image: Vec<Vec<&mut [f32]>> = (0..n).map(|_| Vec::with_capacity(k)).collect();
+    for (item, chunk) in y.chunks_mut(image_out).enumerate() {
+        per_image[item % n].push(chunk);
+    }
+    per_image.into_par_iter().enumerate().for_each_init(
+        || (vec![0.0f32; rows * p], vec![0.0f32; k * image_out]),
+        |(cols, all), (img, outs)| {
+            plan.unfold(&xv[img * image_in..][..image_in], cols);
+            let beta = match bias {
+                Some(bv) => {
+                    for (r, row) in all.chunks_mut(p).enumerate() {
+                        row.fill(bv[r]);
+                    }
+                    1.0
+                }
+                None => 0.0,
+            };
+            gemm((k * o, rows, p), (wv, rows, 1), (cols, p, 1), beta, all);
+            for (out, member) in outs.into_iter().zip(all.chunks(image_out)) {
+                out.copy_from_slice(member);
+            }
+        },
+    );
+    crate::host_pool::keep_warm();
+    y
 }
 
 /// The input gradient of a convolution, which is also the forward of the transposed
@@ -544,28 +604,53 @@ pub(crate) fn conv_weight_grad<B: Backend>(
     let chunks = n.div_ceil(WEIGHT_GRAD_CHUNK).max(1);
     // One partial sum per (member, chunk of images), then each member's partials in order.
     let mut partials = super::spare::take(k * chunks * member_out, 0.0f32);
-    partials
-        .par_chunks_mut(member_out)
-        .enumerate()
-        .for_each_init(
+    if kx == 1 && k > 1 && g == 1 && kd == k {
+        // An input that every member shares: each image unfolded once for all the members
+        // (their partial sums, and so their values, as below).
+        let mut per_chunk: Vec<Vec<&mut [f32]>> =
+            (0..chunks).map(|_| Vec::with_capacity(k)).collect();
+        for (item, part) in partials.chunks_mut(member_out).enumerate() {
+            per_chunk[item % chunks].push(part);
+        }
+        per_chunk.into_par_iter().enumerate().for_each_init(
             || vec![0.0f32; rows * p],
-            |cols, (item, acc)| {
-                acc.fill(0.0);
-                let (m, chunk) = (item / chunks, item % chunks);
+            |cols, (chunk, mut accs)| {
+                accs.iter_mut().for_each(|acc| acc.fill(0.0));
                 let images = chunk * WEIGHT_GRAD_CHUNK..((chunk + 1) * WEIGHT_GRAD_CHUNK).min(n);
                 for img in images {
-                    let xi = &xv[(pick(kx, m) * n + img) * c * h * w..][..c * h * w];
-                    let di = &dv[(pick(kd, m) * n + img) * o * p..][..o * p];
-                    for gi in 0..g {
-                        plan.unfold(&xi[gi * cg * h * w..(gi + 1) * cg * h * w], cols);
-                        // dW_g [og, rows] += dy_g [og, p] @ cols^T [p, rows]
-                        let a = &di[gi * og * p..(gi + 1) * og * p];
-                        let block = &mut acc[gi * og * rows..(gi + 1) * og * rows];
-                        gemm((og, p, rows), (a, p, 1), (cols, 1, p), 1.0, block);
+                    plan.unfold(&xv[img * c * h * w..][..c * h * w], cols);
+                    for (m, acc) in accs.iter_mut().enumerate() {
+                        let a = &dv[(m * n + img) * o * p..][..o * p];
+                        gemm((o, p, rows), (a, p, 1), (cols, 1, p), 1.0, acc);
                     }
                 }
             },
         );
+    } else {
+        partials
+            .par_chunks_mut(member_out)
+            .enumerate()
+            .for_each_init(
+                || vec![0.0f32; rows * p],
+                |cols, (item, acc)| {
+                    acc.fill(0.0);
+                    let (m, chunk) = (item / chunks, item % chunks);
+                    let images =
+                        chunk * WEIGHT_GRAD_CHUNK..((chunk + 1) * WEIGHT_GRAD_CHUNK).min(n);
+                    for img in images {
+                        let xi = &xv[(pick(kx, m) * n + img) * c * h * w..][..c * h * w];
+                        let di = &dv[(pick(kd, m) * n + img) * o * p..][..o * p];
+                        for gi in 0..g {
+                            plan.unfold(&xi[gi * cg * h * w..(gi + 1) * cg * h * w], cols);
+                            // dW_g [og, rows] += dy_g [og, p] @ cols^T [p, rows]
+                            let a = &di[gi * og * p..(gi + 1) * og * p];
+                            let block = &mut acc[gi * og * rows..(gi + 1) * og * rows];
+                            gemm((og, p, rows), (a, p, 1), (cols, 1, p), 1.0, block);
+                        }
+                    }
+                },
+            );
+    }
     crate::host_pool::keep_warm();
     let mut dw = super::spare::take(k * member_out, 0.0f32);
     dw.par_chunks_mut(member_out)

@@ -38,7 +38,7 @@ mod sum_rows;
 pub(crate) use adam::adam_step;
 pub(crate) use matmul::matmul;
 pub(crate) use member_scalar::{member_scalar_binary, Arith};
-pub(crate) use pool::{max_pool2d_backward, max_pool2d_with_indices, Pool2d};
+pub(crate) use pool::{max_pool2d, max_pool2d_backward, max_pool2d_with_indices, Pool2d};
 pub(crate) use random::random_float;
 pub(crate) use relu::{relu, relu_backward};
 pub(crate) use reshape::reshape;

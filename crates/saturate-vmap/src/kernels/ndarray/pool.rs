@@ -28,11 +28,57 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
 ) -> Result<(F, I), F> {
     use burn_backend::DType;
     use burn_ndarray::NdArrayTensor;
-    use rayon::prelude::*;
 
     if !matches!(int_dtype, DType::I64 | DType::I32) {
         return Err(x);
     }
+    let (values, index, shape) = pool_f32::<F, true>(x, pool)?;
+    let shape = ndarray::IxDyn(&shape);
+    let values = ndarray::Array::from_shape_vec(shape.clone(), values)
+        .expect("pool output shape")
+        .into_shared();
+    let indices = if int_dtype == DType::I64 {
+        NdArrayTensor::from(
+            ndarray::Array::from_shape_vec(shape, index)
+                .expect("pool output shape")
+                .into_shared(),
+        )
+    } else {
+        let index: Vec<i32> = index.into_iter().map(|i| i as i32).collect();
+        NdArrayTensor::from(
+            ndarray::Array::from_shape_vec(shape, index)
+                .expect("pool output shape")
+                .into_shared(),
+        )
+    };
+    Ok((to_tensor(NdArrayTensor::from(values)), to_tensor(indices)))
+}
+
+/// burn-ndarray's `max_pool2d` (`ceil_mode` off; inference) on an `f32` tensor `[N, C, H, W]`:
+/// the values of [`max_pool2d_with_indices`], without writing the indices.
+#[cfg(feature = "ndarray")]
+pub(crate) fn max_pool2d<F: 'static>(x: F, pool: Pool2d) -> Result<F, F> {
+    use burn_ndarray::NdArrayTensor;
+
+    let (values, _, shape) = pool_f32::<F, false>(x, pool)?;
+    let values = ndarray::Array::from_shape_vec(ndarray::IxDyn(&shape), values)
+        .expect("pool output shape")
+        .into_shared();
+    Ok(to_tensor(NdArrayTensor::from(values)))
+}
+
+/// A max pool's values, its indices (empty unless asked for) and the output shape
+/// `[N, C, OH, OW]`.
+#[cfg(feature = "ndarray")]
+type Pooled = (Vec<f32>, Vec<i64>, [usize; 4]);
+
+/// The max pool's values, and with `INDEX` its indices; `x` back when it is not an `f32`
+/// NdArray tensor of rank 4 in row-major layout.
+#[cfg(feature = "ndarray")]
+fn pool_f32<F: 'static, const INDEX: bool>(x: F, pool: Pool2d) -> Result<Pooled, F> {
+    use burn_ndarray::NdArrayTensor;
+    use rayon::prelude::*;
+
     let xa = f32_row_major(x, |_| true)?.array;
     if xa.ndim() != 4 {
         return Err(to_tensor(NdArrayTensor::from(xa)));
@@ -56,82 +102,80 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
     let plane_out = oh * ow;
     // Every output is written below: spare buffers' old values never show.
     let mut values = super::spare::take(n * c * plane_out, f32::NEG_INFINITY);
-    let mut index = super::spare::take(n * c * plane_out, 0i64);
-    values
-        .par_chunks_mut(plane_out.max(1))
-        .zip(index.par_chunks_mut(plane_out.max(1)))
-        .enumerate()
-        .for_each(|(plane, (vals, idxs))| {
-            let xp = &xv[plane * h * w..(plane + 1) * h * w];
-            if ph == 0 && pw == 0 && dh == 1 && dw == 1 {
-                // Every window inside the plane: rows of `kw` contiguous values. The common
-                // kernel sizes get their own instance (the window loops unrolled: 2.7x faster
-                // than the loops over a run-time size, measured on 2x2 windows).
-                let scan = match (kh, kw) {
-                    (2, 2) => max_pool_plane::<2, 2>,
-                    (3, 3) => max_pool_plane::<3, 3>,
-                    _ => {
-                        max_pool_plane_any(xp, w, [kh, kw], [sh, sw], [oh, ow], vals, idxs);
-                        return;
-                    }
-                };
-                scan(xp, w, [sh, sw], [oh, ow], vals, idxs);
-                return;
-            }
-            for y in 0..oh {
-                for x in 0..ow {
-                    let (mut best, mut at) = (f32::NEG_INFINITY, 0i64);
-                    for i in 0..kh {
-                        let iy = (y * sh + i * dh) as isize - ph as isize;
-                        if iy < 0 || iy >= h as isize {
-                            continue; // padding: minus infinity never wins
-                        }
-                        for j in 0..kw {
-                            let ix = (x * sw + j * dw) as isize - pw as isize;
-                            if ix < 0 || ix >= w as isize {
-                                continue;
-                            }
-                            let v = xp[iy as usize * w + ix as usize];
-                            if v > best {
-                                best = v;
-                                at = iy as i64 * w as i64 + ix as i64;
-                            }
-                        }
-                    }
-                    vals[y * ow + x] = best;
-                    idxs[y * ow + x] = at;
+    let mut index = if INDEX {
+        super::spare::take(n * c * plane_out, 0i64)
+    } else {
+        Vec::new()
+    };
+    let one_plane = |plane: usize, vals: &mut [f32], idxs: &mut [i64]| {
+        let xp = &xv[plane * h * w..(plane + 1) * h * w];
+        if ph == 0 && pw == 0 && dh == 1 && dw == 1 {
+            // Every window inside the plane: rows of `kw` contiguous values. The common
+            // kernel sizes get their own instance (the window loops unrolled: 2.7x faster
+            // than the loops over a run-time size, measured on 2x2 windows).
+            let scan = match (kh, kw) {
+                (2, 2) => max_pool_plane::<2, 2, INDEX>,
+                (3, 3) => max_pool_plane::<3, 3, INDEX>,
+                _ => {
+                    max_pool_plane_any(xp, w, [kh, kw], [sh, sw], [oh, ow], vals, idxs);
+                    return;
                 }
+            };
+            scan(xp, w, [sh, sw], [oh, ow], vals, idxs);
+            return;
+        }
+        for y in 0..oh {
+            for x in 0..ow {
+                let (mut best, mut at) = (f32::NEG_INFINITY, 0i64);
+                for i in 0..kh {
+                    let iy = (y * sh + i * dh) as isize - ph as isize;
+                    if iy < 0 || iy >= h as isize {
+                        continue; // padding: minus infinity never wins
+                    }
+                    for j in 0..kw {
+                        let ix = (x * sw + j * dw) as isize - pw as isize;
+                        if ix < 0 || ix >= w as isize {
+                            continue;
+                        }
+                        let v = xp[iy as usize * w + ix as usize];
+                        if v > best {
+                            best = v;
+                            at = iy as i64 * w as i64 + ix as i64;
+                        }
+                    }
+                }
+                vals[y * ow + x] = best;
+                idxs[y * ow + x] = at;
             }
-        });
+        }
+    };
+    if INDEX {
+        values
+            .par_chunks_mut(plane_out.max(1))
+            .zip(index.par_chunks_mut(plane_out.max(1)))
+            .enumerate()
+            .for_each(|(plane, (vals, idxs))| one_plane(plane, vals, idxs));
+    } else {
+        // The general loops write indices anyway: into a plane's worth of scratch.
+        values
+            .par_chunks_mut(plane_out.max(1))
+            .enumerate()
+            .for_each_init(
+                || vec![0i64; plane_out],
+                |idxs, (plane, vals)| one_plane(plane, vals, idxs),
+            );
+    }
     super::warm_after(values.len());
     // Under inference the input is this op's alone: its buffer serves the next output.
     super::spare::give_array(xa);
-    let shape = ndarray::IxDyn(&[n, c, oh, ow]);
-    let values = ndarray::Array::from_shape_vec(shape.clone(), values)
-        .expect("pool output shape")
-        .into_shared();
-    let indices = if int_dtype == DType::I64 {
-        NdArrayTensor::from(
-            ndarray::Array::from_shape_vec(shape, index)
-                .expect("pool output shape")
-                .into_shared(),
-        )
-    } else {
-        let index: Vec<i32> = index.into_iter().map(|i| i as i32).collect();
-        NdArrayTensor::from(
-            ndarray::Array::from_shape_vec(shape, index)
-                .expect("pool output shape")
-                .into_shared(),
-        )
-    };
-    Ok((to_tensor(NdArrayTensor::from(values)), to_tensor(indices)))
+    Ok((values, index, [n, c, oh, ow]))
 }
 
 /// Max pool of one plane `xp` (width `w`) with `KH x KW` windows inside the plane: each
-/// window's first maximum by strict `>` in row-major order of the window, and its index in the
-/// plane (0 when nothing beats minus infinity).
+/// window's first maximum by strict `>` in row-major order of the window, and with `INDEX` its
+/// index in the plane (0 when nothing beats minus infinity; `idxs` untouched without).
 #[cfg(feature = "ndarray")]
-fn max_pool_plane<const KH: usize, const KW: usize>(
+fn max_pool_plane<const KH: usize, const KW: usize, const INDEX: bool>(
     xp: &[f32],
     w: usize,
     [sh, sw]: [usize; 2],
@@ -156,7 +200,9 @@ fn max_pool_plane<const KH: usize, const KW: usize>(
                 }
             }
             *val = best;
-            *idx = at as i64;
+            if INDEX {
+                *idx = at as i64;
+            }
         }
     }
 }
@@ -269,6 +315,12 @@ pub(crate) fn max_pool2d_with_indices<F: 'static, I: 'static>(
     _pool: Pool2d,
     _int_dtype: burn_backend::DType,
 ) -> Result<(F, I), F> {
+    Err(x)
+}
+
+/// Without NdArray compiled in, every backend takes its own max pool.
+#[cfg(not(feature = "ndarray"))]
+pub(crate) fn max_pool2d<F: 'static>(x: F, _pool: Pool2d) -> Result<F, F> {
     Err(x)
 }
 

@@ -219,8 +219,8 @@ pub(super) fn max_pool2d<B: Backend>(
     ceil_mode: bool,
 ) -> FloatTensor<Vmap<B>> {
     with_members_in_batch::<B>(x, |x| {
-        // On NdArray the kernel with indices, which are dropped, as under autodiff: inference
-        // (validation, without autodiff) then takes the same kernel as training instead of
+        // On NdArray the kernel of training without writing the indices: inference
+        // (validation, without autodiff) then takes the same scan as training instead of
         // burn-ndarray's `max_pool2d`, which indexes the array element by element. The same
         // values (tested against NdArray's own).
         let x = if ceil_mode {
@@ -232,11 +232,8 @@ pub(super) fn max_pool2d<B: Backend>(
                 padding,
                 dilation,
             };
-            let int_dtype = <B::IntElem as burn_backend::Element>::dtype();
-            match ndarray_fast::max_pool2d_with_indices::<FloatPrim<B>, IntPrim<B>>(
-                x, pool, int_dtype,
-            ) {
-                Ok((output, _indices)) => return output,
+            match ndarray_fast::max_pool2d::<FloatPrim<B>>(x, pool) {
+                Ok(output) => return output,
                 Err(x) => x,
             }
         };

@@ -258,7 +258,15 @@ impl Plan {
     }
 
     /// im2col of one group of one image: `x` `[cg, h, w]` to `cols` `[cg*kh*kw, oh*ow]`.
+    ///
+    /// With a horizontal stride of 1 (every CNN layer here) each channel is first copied into
+    /// a zero-padded plane, and every row of `cols` is then one copy from it, with no edge cases:
+    /// the row-by-row `memcpy` calls and zero fills of the general loop were a third of the
+    /// unfold's time on 14- and 28-wide rows.
     fn unfold(&self, x: &[f32], cols: &mut [f32]) {
+        if self.geo.stride[1] == 1 {
+            return self.unfold_padded(x, cols);
+        }
         let (sh, sw) = (self.geo.stride[0] as isize, self.geo.stride[1] as isize);
         let p = self.positions();
         for c in 0..self.cg {
@@ -290,6 +298,38 @@ impl Plan {
                 }
             }
         }
+    }
+
+    /// [`unfold`](Self::unfold) through a zero-padded copy of each channel (horizontal stride 1).
+    fn unfold_padded(&self, x: &[f32], cols: &mut [f32]) {
+        thread_local! {
+            static PADDED: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let g = &self.geo;
+        let (hp, wp) = (self.h + 2 * g.padding[0], self.w + 2 * g.padding[1]);
+        let (p, ow) = (self.positions(), self.ow);
+        PADDED.with_borrow_mut(|padded| {
+            padded.clear();
+            padded.resize(hp * wp, 0.0);
+            for c in 0..self.cg {
+                let plane = &x[c * self.h * self.w..(c + 1) * self.h * self.w];
+                for (y, src) in plane.chunks_exact(self.w).enumerate() {
+                    let at = (y + g.padding[0]) * wp + g.padding[1];
+                    padded[at..at + self.w].copy_from_slice(src);
+                }
+                for i in 0..self.kh {
+                    for j in 0..self.kw {
+                        let row = ((c * self.kh + i) * self.kw + j) * p;
+                        let dst = &mut cols[row..row + p];
+                        for (oy, d) in dst.chunks_exact_mut(ow).enumerate() {
+                            let at =
+                                (oy * g.stride[0] + i * g.dilation[0]) * wp + j * g.dilation[1];
+                            copy_row(d, &padded[at..at + ow]);
+                        }
+                    }
+                }
+            }
+        });
     }
 
     /// col2im of one group of one image: adds `cols` `[cg*kh*kw, oh*ow]` into `x` `[cg, h, w]`.
@@ -325,6 +365,30 @@ impl Plan {
                 }
             }
         }
+    }
+}
+
+/// `dst.copy_from_slice(src)` for one row of a few dozen values, without a call to `memcpy`:
+/// lengths 8 to 32 as two (overlapping) fixed-size copies.
+#[inline(always)]
+fn copy_row(dst: &mut [f32], src: &[f32]) {
+    let n = dst.len();
+    if (8..=16).contains(&n) {
+        let (head, tail): ([f32; 8], [f32; 8]) = (
+            src[..8].try_into().expect("8 values"),
+            src[n - 8..n].try_into().expect("8 values"),
+        );
+        dst[..8].copy_from_slice(&head);
+        dst[n - 8..].copy_from_slice(&tail);
+    } else if (17..=32).contains(&n) {
+        let (head, tail): ([f32; 16], [f32; 16]) = (
+            src[..16].try_into().expect("16 values"),
+            src[n - 16..n].try_into().expect("16 values"),
+        );
+        dst[..16].copy_from_slice(&head);
+        dst[n - 16..].copy_from_slice(&tail);
+    } else {
+        dst.copy_from_slice(src);
     }
 }
 

@@ -267,6 +267,11 @@ impl Plan {
         if self.geo.stride[1] == 1 {
             return self.unfold_padded(x, cols);
         }
+        self.unfold_general(x, cols)
+    }
+
+    /// [`unfold`](Self::unfold) for any geometry, row by row with the edges filled.
+    fn unfold_general(&self, x: &[f32], cols: &mut [f32]) {
         let (sh, sw) = (self.geo.stride[0] as isize, self.geo.stride[1] as isize);
         let p = self.positions();
         for c in 0..self.cg {
@@ -303,19 +308,27 @@ impl Plan {
     /// [`unfold`](Self::unfold) through a zero-padded copy of each channel (horizontal stride 1).
     fn unfold_padded(&self, x: &[f32], cols: &mut [f32]) {
         thread_local! {
-            static PADDED: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+            // The padded plane and the `[h, w, padding_h, padding_w]` it was laid out for.
+            static PADDED: std::cell::RefCell<(Vec<f32>, [usize; 4])> =
+                const { std::cell::RefCell::new((Vec::new(), [0; 4])) };
         }
         let g = &self.geo;
         let (hp, wp) = (self.h + 2 * g.padding[0], self.w + 2 * g.padding[1]);
         let (p, ow) = (self.positions(), self.ow);
-        PADDED.with_borrow_mut(|padded| {
-            padded.clear();
-            padded.resize(hp * wp, 0.0);
+        PADDED.with_borrow_mut(|(padded, layout)| {
+            // The border stays zero: only the interior is ever written, so a plane laid out for
+            // the same sizes and padding is reused as it is.
+            let this = [self.h, self.w, g.padding[0], g.padding[1]];
+            if *layout != this {
+                padded.clear();
+                padded.resize(hp * wp, 0.0);
+                *layout = this;
+            }
             for c in 0..self.cg {
                 let plane = &x[c * self.h * self.w..(c + 1) * self.h * self.w];
                 for (y, src) in plane.chunks_exact(self.w).enumerate() {
                     let at = (y + g.padding[0]) * wp + g.padding[1];
-                    padded[at..at + self.w].copy_from_slice(src);
+                    copy_row(&mut padded[at..at + self.w], src);
                 }
                 for i in 0..self.kh {
                     for j in 0..self.kw {
@@ -770,4 +783,48 @@ fn lanes_sum(v: &[f32]) -> f32 {
     }
     let head = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
     rest.iter().fold(head, |s, x| s + x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The padded unfold gives the general loop's columns, also when one thread unfolds
+    /// planes of different layouts one after another (its padded plane is reused only for the
+    /// same sizes and padding: 10 x 12 and 12 x 10 padded by 1 have the same padded size).
+    #[test]
+    fn padded_unfold_matches_the_general_loop() {
+        let cases = [
+            // (channels, [h, w], [kh, kw], stride, padding, dilation)
+            (2, [10, 12], [3, 3], [1, 1], [1, 1], [1, 1]),
+            (2, [12, 10], [3, 3], [1, 1], [1, 1], [1, 1]),
+            (1, [12, 10], [3, 3], [1, 1], [0, 0], [1, 1]),
+            (3, [9, 7], [2, 3], [2, 1], [1, 2], [2, 1]),
+            (1, [28, 28], [3, 3], [1, 1], [1, 1], [1, 1]),
+            (2, [10, 12], [3, 3], [1, 1], [1, 1], [1, 1]),
+            (2, [6, 40], [1, 5], [1, 1], [0, 2], [1, 2]),
+        ];
+        for (seed, &(cg, [h, w], [kh, kw], stride, padding, dilation)) in cases.iter().enumerate() {
+            let geo = Geo2 {
+                stride,
+                padding,
+                dilation,
+                groups: 1,
+            };
+            let out = [
+                out_len(h, kh, stride[0], padding[0], dilation[0]),
+                out_len(w, kw, stride[1], padding[1], dilation[1]),
+            ];
+            let plan = Plan::new(cg, [h, w], [kh, kw], out, geo);
+            let x: Vec<f32> = (0..cg * h * w)
+                .map(|i| ((i * 13 + seed) % 29) as f32 + 1.0)
+                .collect();
+            let mut general = vec![f32::NAN; plan.rows() * plan.positions()];
+            let mut padded = vec![f32::NAN; plan.rows() * plan.positions()];
+            plan.unfold_general(&x, &mut general);
+            plan.unfold_padded(&x, &mut padded);
+            let first = general.iter().zip(&padded).position(|(a, b)| a != b);
+            assert_eq!(first, None, "case {seed}: first differing column value");
+        }
+    }
 }

@@ -17,7 +17,7 @@
 use std::sync::Mutex;
 
 /// Buffers kept per element type.
-pub(crate) const MAX_BUFFERS: usize = 8;
+pub(crate) const MAX_BUFFERS: usize = 16;
 /// Bytes kept per element type.
 pub(crate) const MAX_BYTES: usize = 256 << 20;
 /// Elements below which a buffer is not kept (small buffers cost little to fill).

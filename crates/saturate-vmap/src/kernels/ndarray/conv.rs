@@ -550,6 +550,19 @@ pub(crate) fn conv<B: Backend>(
     write::<B>(y, out_shape(k, n, o, &plan, spatial), &device, on_ndarray)
 }
 
+/// `buffer` as a `[rows, columns]` grid of chunks of `len` values, in row-major order, taken
+/// apart by column: column `j` holds the chunks `j`, `columns + j`, ... in row order (for a
+/// `[K, N, ...]` buffer, image `j`'s part of every member), so that one task can write them.
+fn by_column(buffer: &mut [f32], len: usize, columns: usize) -> Vec<Vec<&mut [f32]>> {
+    let rows = buffer.len() / (len * columns).max(1);
+    let mut by_column: Vec<Vec<&mut [f32]>> =
+        (0..columns).map(|_| Vec::with_capacity(rows)).collect();
+    for (item, chunk) in buffer.chunks_mut(len).enumerate() {
+        by_column[item % columns].push(chunk);
+    }
+    by_column
+}
+
 /// The output shape `[K, N, O, out...]` of a convolution with `spatial` axes.
 fn out_shape(k: usize, n: usize, o: usize, plan: &Plan, spatial: usize) -> Vec<usize> {
     let mut shape = vec![k, n, o];
@@ -579,29 +592,28 @@ fn conv_shared_input(
     // Every element is written below (copied from a product that covers it).
     let mut y = super::spare::take(k * n * image_out, 0.0f32);
     // Image `img`'s outputs: member m's is chunk m * n + img.
-    let mut per_image: Vec<Vec<&mut [f32]>> = (0..n).map(|_| Vec::with_capacity(k)).collect();
-    for (item, chunk) in y.chunks_mut(image_out).enumerate() {
-        per_image[item % n].push(chunk);
-    }
-    per_image.into_par_iter().enumerate().for_each_init(
-        || (vec![0.0f32; rows * p], vec![0.0f32; k * image_out]),
-        |(cols, all), (img, outs)| {
-            plan.unfold(&xv[img * image_in..][..image_in], cols);
-            let beta = match bias {
-                Some(bv) => {
-                    for (r, row) in all.chunks_mut(p).enumerate() {
-                        row.fill(bv[r]);
+    by_column(&mut y, image_out, n)
+        .into_par_iter()
+        .enumerate()
+        .for_each_init(
+            || (vec![0.0f32; rows * p], vec![0.0f32; k * image_out]),
+            |(cols, all), (img, outs)| {
+                plan.unfold(&xv[img * image_in..][..image_in], cols);
+                let beta = match bias {
+                    Some(bv) => {
+                        for (r, row) in all.chunks_mut(p).enumerate() {
+                            row.fill(bv[r]);
+                        }
+                        1.0
                     }
-                    1.0
+                    None => 0.0,
+                };
+                gemm((k * o, rows, p), (wv, rows, 1), (cols, p, 1), beta, all);
+                for (out, member) in outs.into_iter().zip(all.chunks(image_out)) {
+                    out.copy_from_slice(member);
                 }
-                None => 0.0,
-            };
-            gemm((k * o, rows, p), (wv, rows, 1), (cols, p, 1), beta, all);
-            for (out, member) in outs.into_iter().zip(all.chunks(image_out)) {
-                out.copy_from_slice(member);
-            }
-        },
-    );
+            },
+        );
     crate::host_pool::keep_warm();
     y
 }
@@ -684,25 +696,24 @@ pub(crate) fn conv_weight_grad<B: Backend>(
     if kx == 1 && k > 1 && g == 1 && kd == k {
         // An input that every member shares: each image unfolded once for all the members
         // (their partial sums, and so their values, as below).
-        let mut per_chunk: Vec<Vec<&mut [f32]>> =
-            (0..chunks).map(|_| Vec::with_capacity(k)).collect();
-        for (item, part) in partials.chunks_mut(member_out).enumerate() {
-            per_chunk[item % chunks].push(part);
-        }
-        per_chunk.into_par_iter().enumerate().for_each_init(
-            || vec![0.0f32; rows * p],
-            |cols, (chunk, mut accs)| {
-                accs.iter_mut().for_each(|acc| acc.fill(0.0));
-                let images = chunk * WEIGHT_GRAD_CHUNK..((chunk + 1) * WEIGHT_GRAD_CHUNK).min(n);
-                for img in images {
-                    plan.unfold(&xv[img * c * h * w..][..c * h * w], cols);
-                    for (m, acc) in accs.iter_mut().enumerate() {
-                        let a = &dv[(m * n + img) * o * p..][..o * p];
-                        gemm((o, p, rows), (a, p, 1), (cols, 1, p), 1.0, acc);
+        by_column(&mut partials, member_out, chunks)
+            .into_par_iter()
+            .enumerate()
+            .for_each_init(
+                || vec![0.0f32; rows * p],
+                |cols, (chunk, mut accs)| {
+                    accs.iter_mut().for_each(|acc| acc.fill(0.0));
+                    let images =
+                        chunk * WEIGHT_GRAD_CHUNK..((chunk + 1) * WEIGHT_GRAD_CHUNK).min(n);
+                    for img in images {
+                        plan.unfold(&xv[img * c * h * w..][..c * h * w], cols);
+                        for (m, acc) in accs.iter_mut().enumerate() {
+                            let a = &dv[(m * n + img) * o * p..][..o * p];
+                            gemm((o, p, rows), (a, p, 1), (cols, 1, p), 1.0, acc);
+                        }
                     }
-                }
-            },
-        );
+                },
+            );
     } else {
         partials
             .par_chunks_mut(member_out)

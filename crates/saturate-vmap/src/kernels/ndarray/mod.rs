@@ -18,6 +18,8 @@
 //!   gradient of `Linear`). They give the same values as the backend's own op, bit for bit, and
 //!   hand back any tensor that is not an NdArray array in the layout they need, so the
 //!   batching rules try them directly.
+//! - `spare.rs`: large buffers that kernels consumed, kept for the next output of the same
+//!   length that a kernel writes in full (instead of filling a new buffer first).
 //!
 //! Without the crate's `ndarray` feature only the host convolution is compiled (reading through
 //! `float_into_data`); the other kernels hand every tensor back.

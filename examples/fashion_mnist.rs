@@ -24,7 +24,8 @@
 //! `-- --trials N`, `-- --epochs N` and
 //! `-- --steps-per-epoch N` override the plan's trial count, epochs per trial and steps per
 //! epoch (`scripts/bench-pbt.sh` sets the PBT benchmark's budget with them). The last line,
-//! `RESULT key=value ...`, is for scripts: run wall time, best value, member-epochs trained.
+//! `RESULT key=value ...`, is for scripts: run wall time, best accuracy (the highest of any trial
+//! at any evaluation, pruned trials included), member-epochs trained.
 //!
 //! The default run: widths 8, 12 or 16; 3 epochs of 48 steps of 64 images per member (about
 //! one pass over the shipped subset), each followed by validation on the 2,048 test images.
@@ -310,8 +311,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             .and_then(|w| w.as_f64())
             .unwrap_or(f64::NAN),
         summary.elapsed.as_secs_f64(),
-        best.and_then(|t| t.values.as_ref())
-            .map_or(f64::NAN, |v| v[0]),
+        fashion_task::best_evaluation(&study.trials(None)?),
         occupancy.member_steps as f64 / steps_per_epoch as f64,
         summary.trials(),
         summary.pruned,

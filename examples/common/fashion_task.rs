@@ -32,6 +32,20 @@ pub type Valid = Vmap<Inner>;
 /// on a 2-core Xeon (16 and 64: 3.0 and 3.3 s).
 const VALID_CHUNK: usize = 32;
 
+/// The highest validation accuracy of any trial at any evaluation (its intermediate values
+/// and its final value): the best accuracy the benchmarks compare, the same quantity as Ray
+/// Tune's best result over all iterations. A trial's value alone is its last evaluation,
+/// which can be below an earlier one.
+pub fn best_evaluation(trials: &[Arc<FrozenTrial>]) -> f64 {
+    trials
+        .iter()
+        .flat_map(|t| {
+            let last = t.values.iter().flatten().copied();
+            t.intermediate_values.values().copied().chain(last)
+        })
+        .fold(f64::NAN, f64::max)
+}
+
 /// Correct predictions of each member on one batch.
 fn correct<B: VmapBackend>(logits: Tensor<B, 2>, targets: Tensor<B, 1, Int>) -> Vec<f64> {
     let predicted = logits.argmax(1).squeeze_dim::<1>(1);

@@ -325,35 +325,3 @@ fn lowering_is_chosen_per_backend_type() {
     assert_eq!(conv_lowering::<NdArray<f64, i64>>(), ConvLowering::HostGemm);
     set_conv_lowering::<Other>(ConvLowering::HostGemm);
 }
-
-/// The host kernels take a product whose operands would make `matrixmultiply` thread it
-/// (here 32 x 144 x 196, the benchmark CNN's second layer) in blocks of columns, which must not
-/// change a bit: each member's output equals the unblocked product `W @ unfold(x)` of the
-/// same `sgemm` (NdArray's `unfold4d`, exact copies, and its `matmul`, one product per image).
-#[test]
-fn host_convolution_blocks_are_bit_for_bit_the_unblocked_product() {
-    use burn::tensor::module::unfold4d;
-    use burn::tensor::ops::UnfoldOptions;
-
-    let _turn = LOWERING.lock().unwrap_or_else(|p| p.into_inner());
-    set_conv_lowering::<I>(ConvLowering::HostGemm);
-    let (k, n) = (2, 3);
-    let mut rng = StdRng::seed_from_u64(11);
-    let x = Operand::new(&[n, 16, 14, 14], true, k, &mut rng);
-    let w = Operand::new(&[32, 16, 3, 3], true, k, &mut rng);
-    let options = ConvOptions::new([1, 1], [1, 1], [1, 1], 1);
-    let y = conv2d(x.group::<4>(), w.group::<4>(), None, options);
-    let got = member_data(y.inner());
-    let device = Default::default();
-    assert_eq!(got.len(), k);
-    for (m, got) in got.iter().enumerate() {
-        let xm = Tensor::<I, 4>::from_data(x.member(m), &device);
-        let cols = unfold4d(xm, [3, 3], UnfoldOptions::new([1, 1], [1, 1], [1, 1])); // [n, 144, 196]
-        let wm = Tensor::<I, 4>::from_data(w.member(m), &device).reshape([1, 32, 144]);
-        let want = wm.matmul(cols).reshape([n, 32, 14, 14]).into_data();
-        assert_eq!(
-            *got, want,
-            "member {m}: the blocked product differs from the unblocked one"
-        );
-    }
-}

@@ -6,7 +6,8 @@
 //! per kernel tap and a `cat`; on NdArray those copies, and the page faults of their fresh
 //! buffers, cost more than the matrix products (measured with `perf`). Here every
 //! (member, image) pair is unfolded into a small buffer that stays in cache, multiplied at
-//! once with ``matrixmultiply`'s blocked `sgemm` (through ndarray), and the pairs run in parallel on rayon's pool:
+//! once on the calling thread with the `gemm` crate's kernels (`sgemm.rs`), and the pairs run
+//! in parallel on rayon's pool:
 //!
 //! - forward: `y[k, n] = W[k] @ unfold(x[k, n]) + b[k]`, per group;
 //! - input gradient (and the transposed convolution's forward): `cols = W[k]^T @ dy[k, n]`,
@@ -27,10 +28,9 @@
 
 use burn_backend::tensor::FloatTensor;
 use burn_backend::{Backend, DType, TensorData, TensorMetadata};
-use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 
+use super::sgemm::Strided;
 use crate::kernels::{out_len, Geometry};
 
 type Fp<B> = FloatTensor<B>;
@@ -382,105 +382,20 @@ impl Plan {
 }
 
 /// `dst.copy_from_slice(src)` for one row of a few dozen values, without a call to `memcpy`:
-/// lengths 8 to 32 as two (overlapping) fixed-size copies.
+/// lengths 8 to 32 as two (overlapping) fixed-size copies, straight from `src` to `dst` (two
+/// distinct buffers), with no temporary on the stack.
 #[inline(always)]
 fn copy_row(dst: &mut [f32], src: &[f32]) {
     let n = dst.len();
     if (8..=16).contains(&n) {
-        let (head, tail): ([f32; 8], [f32; 8]) = (
-            src[..8].try_into().expect("8 values"),
-            src[n - 8..n].try_into().expect("8 values"),
-        );
-        dst[..8].copy_from_slice(&head);
-        dst[n - 8..].copy_from_slice(&tail);
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..].copy_from_slice(&src[n - 8..n]);
     } else if (17..=32).contains(&n) {
-        let (head, tail): ([f32; 16], [f32; 16]) = (
-            src[..16].try_into().expect("16 values"),
-            src[n - 16..n].try_into().expect("16 values"),
-        );
-        dst[..16].copy_from_slice(&head);
-        dst[n - 16..].copy_from_slice(&tail);
+        dst[..16].copy_from_slice(&src[..16]);
+        dst[n - 16..].copy_from_slice(&src[n - 16..n]);
     } else {
         dst.copy_from_slice(src);
     }
-}
-
-/// `m * k + k * n` at which `matrixmultiply` (with its `threading` feature, which
-/// burn-ndarray's `multi-threads` turns on) splits one product across its own threads:
-/// `2 * 2^14` (matrixmultiply 0.3's `LoopThreadConfig`).
-const GEMM_THREADING_SIZE: usize = 1 << 15;
-
-/// `c = a @ b + beta * c` for `a` `[m, k]` and `b` `[k, n]` given by their (row, column)
-/// strides, `c` `[m, n]` row-major. ndarray's `general_mat_mul`, which runs `matrixmultiply`'s
-/// blocked, vectorised `sgemm` on strided views (the same kernel as NdArray's `matmul`).
-///
-/// Every call here already runs inside one of rayon's tasks, one per (member, image), which
-/// keep both cores busy; a product large enough for `matrixmultiply` to thread as well (the
-/// second convolution of the benchmark CNN, 32 x 144 x 196, is just past its threshold) then
-/// wakes its own threads for a few microseconds of work each, thousands of times per step
-/// (`perf stat`: 5,500 context switches per grouped K = 8 CNN step). So the product is taken
-/// in blocks of rows and columns small enough to stay on the calling thread. Each element of
-/// `c` is the same sum in the same order whatever the blocks (the blocks split `m` and `n`,
-/// never `k`), so the result is bit for bit the unblocked one.
-fn gemm(
-    (m, k, n): (usize, usize, usize),
-    a: (&[f32], usize, usize),
-    b: (&[f32], usize, usize),
-    beta: f32,
-    c: &mut [f32],
-) {
-    // Blocks with (rows + cols) * k under the threshold: every product of the benchmark CNNs
-    // in one block (splitting `n` into two repacked `a` and ran the second block on
-    // `matrixmultiply`'s masked edge kernel). `cols` keeps at least half of the room when `n`
-    // needs it, `rows` the rest.
-    let fit = ((GEMM_THREADING_SIZE - 1) / k.max(1)).max(2);
-    let rows = m.min(fit - n.min(fit / 2)).max(1);
-    let cols = n.min(fit - rows).max(1);
-    for r0 in (0..m).step_by(rows) {
-        let mr = rows.min(m - r0);
-        for c0 in (0..n).step_by(cols) {
-            let nc = cols.min(n - c0);
-            let a_block = (&a.0[r0 * a.1..], a.1, a.2);
-            let b_block = (&b.0[c0 * b.2..], b.1, b.2);
-            gemm_block(
-                (mr, k, nc),
-                a_block,
-                b_block,
-                beta,
-                &mut c[r0 * n + c0..],
-                n,
-            );
-        }
-    }
-}
-
-/// One block of [`gemm`]: `c` `[m, n]` with row stride `ldc`.
-fn gemm_block(
-    (m, k, n): (usize, usize, usize),
-    a: (&[f32], usize, usize),
-    b: (&[f32], usize, usize),
-    beta: f32,
-    c: &mut [f32],
-    ldc: usize,
-) {
-    fn view(
-        (data, rs, cs): (&[f32], usize, usize),
-        rows: usize,
-        cols: usize,
-    ) -> ArrayView2<'_, f32> {
-        ArrayView2::from_shape((rows, cols).strides((rs, cs)), data)
-            .expect("saturate-vmap: host convolution operand shape")
-    }
-    let a = view(a, m, k);
-    let b = view(b, k, n);
-    let len = if m == 0 || n == 0 {
-        0
-    } else {
-        (m - 1) * ldc + n
-    };
-    let mut c = ArrayViewMut2::from_shape((m, n).strides((ldc, 1)), &mut c[..len])
-        .expect("saturate-vmap: host convolution output shape");
-    general_mat_mul(1.0, &a, &b, beta, &mut c);
 }
 
 /// A convolution: `x` `[K', N, C, S...]`, weights `[K', O, C/g, kernel...]`, bias `[K', O]`
@@ -536,12 +451,12 @@ pub(crate) fn conv<B: Backend>(
                         for (r, row) in block.chunks_mut(p).enumerate() {
                             row.fill(bm[gi * og + r]);
                         }
-                        1.0
+                        true
                     }
-                    None => 0.0,
+                    None => false,
                 };
                 let a = &wm[gi * og * rows..(gi + 1) * og * rows];
-                gemm((og, rows, p), (a, rows, 1), (cols, p, 1), beta, block);
+                forward_product((og, rows, p), a, cols, block, beta);
             }
         },
     );
@@ -574,12 +489,11 @@ fn out_shape(k: usize, n: usize, o: usize, plan: &Plan, spatial: usize) -> Vec<u
 }
 
 /// [`conv`] of an input that every member shares (a first layer reading the same images), one
-/// group, per-member weights (and bias): each image is unfolded once and multiplied by all the
-/// members' weights at once, which lie one after another as one `[K * O, rows]` matrix, instead
-/// of K times (on the benchmark CNN's first layer, 1 -> 16 channels at K = 8, one product of
-/// 128 rows instead of eight of 16, and one unfold and packing of the image instead of eight).
-/// Each output element is the same sum, in the same order, as in the member's own product
-/// (rows are never split along `k`), so a member's values do not depend on K.
+/// group, per-member weights (and bias): each image is unfolded once and multiplied by each
+/// member's weights, instead of unfolded K times. Every member's product has the shapes of its
+/// own convolution alone (`forward_product`), so a member's values do not depend on K. (One
+/// product of all the members' weights stacked as a `[K * O, rows]` matrix was faster on
+/// `matrixmultiply`, but `gemm` may block a taller product differently along `rows`.)
 fn conv_shared_input(
     xv: &[f32],
     wv: &[f32],
@@ -596,21 +510,17 @@ fn conv_shared_input(
         .into_par_iter()
         .enumerate()
         .for_each_init(
-            || (vec![0.0f32; rows * p], vec![0.0f32; k * image_out]),
-            |(cols, all), (img, outs)| {
+            || vec![0.0f32; rows * p],
+            |cols, (img, outs)| {
                 plan.unfold(&xv[img * image_in..][..image_in], cols);
-                let beta = match bias {
-                    Some(bv) => {
-                        for (r, row) in all.chunks_mut(p).enumerate() {
-                            row.fill(bv[r]);
+                for (m, out) in outs.into_iter().enumerate() {
+                    if let Some(bv) = bias {
+                        for (row, &b) in out.chunks_mut(p).zip(&bv[m * o..][..o]) {
+                            row.fill(b);
                         }
-                        1.0
                     }
-                    None => 0.0,
-                };
-                gemm((k * o, rows, p), (wv, rows, 1), (cols, p, 1), beta, all);
-                for (out, member) in outs.into_iter().zip(all.chunks(image_out)) {
-                    out.copy_from_slice(member);
+                    let a = &wv[m * o * rows..][..o * rows];
+                    forward_product((o, rows, p), a, cols, out, bias.is_some());
                 }
             },
         );
@@ -655,7 +565,17 @@ pub(crate) fn conv_x_grad<B: Backend>(
                 // cols [rows, p] = W_g^T [rows, og] @ dy_g [og, p]
                 let a = &wm[gi * og * rows..(gi + 1) * og * rows];
                 let b = &di[gi * og * p..(gi + 1) * og * p];
-                gemm((rows, og, p), (a, 1, rows), (b, p, 1), 0.0, cols);
+                let w_t = Strided {
+                    data: a,
+                    row_stride: 1,
+                    col_stride: rows,
+                };
+                let dy = Strided {
+                    data: b,
+                    row_stride: p,
+                    col_stride: 1,
+                };
+                super::sgemm::gemm((rows, og, p), w_t, dy, cols, p, false);
                 plan.fold_add(cols, &mut out[gi * cg * h * w..(gi + 1) * cg * h * w]);
             }
         },
@@ -709,7 +629,7 @@ pub(crate) fn conv_weight_grad<B: Backend>(
                         plan.unfold(&xv[img * c * h * w..][..c * h * w], cols);
                         for (m, acc) in accs.iter_mut().enumerate() {
                             let a = &dv[(m * n + img) * o * p..][..o * p];
-                            gemm((o, p, rows), (a, p, 1), (cols, 1, p), 1.0, acc);
+                            weight_grad_product((o, p, rows), a, cols, acc);
                         }
                     }
                 },
@@ -733,7 +653,7 @@ pub(crate) fn conv_weight_grad<B: Backend>(
                             // dW_g [og, rows] += dy_g [og, p] @ cols^T [p, rows]
                             let a = &di[gi * og * p..(gi + 1) * og * p];
                             let block = &mut acc[gi * og * rows..(gi + 1) * og * rows];
-                            gemm((og, p, rows), (a, p, 1), (cols, 1, p), 1.0, block);
+                            weight_grad_product((og, p, rows), a, cols, block);
                         }
                     }
                 },
@@ -759,6 +679,53 @@ pub(crate) fn conv_weight_grad<B: Backend>(
     let mut shape = vec![k, o, cg];
     shape.extend_from_slice(kernel);
     write::<B>(dw, shape, &device, on_ndarray)
+}
+
+/// `out [o, p] = w [o, rows] @ cols [rows, p]` (or `+=` when `accumulate`), all row-major: the
+/// forward product of one group of one (member, image) pair, on `gemm`'s kernels (see
+/// `sgemm.rs`). A member's product has these shapes in a group (shared input or not) and alone,
+/// so its sums are the same.
+fn forward_product(
+    (o, rows, p): (usize, usize, usize),
+    w: &[f32],
+    cols: &[f32],
+    out: &mut [f32],
+    accumulate: bool,
+) {
+    let w = Strided {
+        data: w,
+        row_stride: rows,
+        col_stride: 1,
+    };
+    let cols = Strided {
+        data: cols,
+        row_stride: p,
+        col_stride: 1,
+    };
+    super::sgemm::gemm((o, rows, p), w, cols, out, p, accumulate);
+}
+
+/// `acc [o, rows] += dy [o, p] @ cols^T` for one image's `dy` and columns `cols [rows, p]`,
+/// both row-major: the weight gradient's product, on `gemm`'s kernels (see `sgemm.rs`). Every
+/// member's product has these shapes whether it trains in a group or alone, so the sums are the
+/// same.
+fn weight_grad_product(
+    (o, p, rows): (usize, usize, usize),
+    dy: &[f32],
+    cols: &[f32],
+    acc: &mut [f32],
+) {
+    let dy = Strided {
+        data: dy,
+        row_stride: p,
+        col_stride: 1,
+    };
+    let cols_t = Strided {
+        data: cols,
+        row_stride: 1,
+        col_stride: p,
+    };
+    super::sgemm::gemm((o, p, rows), dy, cols_t, acc, rows, true);
 }
 
 /// The bias gradient of a convolution: `dy` `[K', N, O, out...]` summed over the images and

@@ -1,6 +1,9 @@
 //! Host kernels on NdArray's buffers, reached by downcasting the inner primitive (no
 //! `unsafe`), one file per op family.
 //!
+//! - `sgemm.rs`: the one safe entry to the `gemm` crate's `f32` kernels (the crate's only
+//!   `unsafe` call, its operands checked against their slices first), for the host
+//!   convolution's products.
 //! - `conv.rs`: the host convolution of
 //!   [`ConvLowering::HostGemm`](crate::ConvLowering::HostGemm) (im2col + GEMM per (member,
 //!   image) pair). It runs on any backend's host copy of its operands; on NdArray it reads and
@@ -34,6 +37,7 @@ mod pool;
 mod random;
 mod relu;
 mod reshape;
+mod sgemm;
 pub(crate) mod spare;
 mod sum_rows;
 

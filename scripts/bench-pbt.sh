@@ -5,7 +5,8 @@
 #   saturate-pbt  examples/pbt.rs: PBT inside one group of 8 (exploit = a gather in the group);
 #   ray-pbt       scripts/python/bench_pbt_ray.py: Ray Tune's PopulationBasedTraining with
 #                 PyTorch, the same CNN (the width saturate-pbt drew for the seed), data, batch,
-#                 steps per epoch and PBT settings; 2 CPUs for Ray, 1 torch thread per trial;
+#                 steps per epoch and PBT settings, starting from saturate-pbt's initial members
+#                 when that arm ran first for the seed; 2 CPUs for Ray, 1 torch thread per trial;
 #   saturate-tpe  examples/fashion_mnist.rs: TPE + median pruner with refill, groups of 8,
 #                 16 trials of at most 4 epochs of 24 steps (at most 64 member-epochs; pruned
 #                 trials use less).
@@ -85,6 +86,20 @@ if "saturate-pbt" in med and "ray-pbt" in med:
     (sw, sr), (rw, rr) = med["saturate-pbt"], med["ray-pbt"]
     print(f"\nmedian wall time, ray-pbt / saturate-pbt: {rw / sw:.2f}x (process), "
           f"{rr / sr:.2f}x (run: saturate's trainer, Ray's Tuner.fit)")
+    # Seed by seed (the two arms of a seed start from the same population when paired).
+    by = {(r["arm"], r["seed"]): r for r in rows}
+    pairs = [(by[("saturate-pbt", sd)], by[("ray-pbt", sd)])
+             for sd in dict.fromkeys(r["seed"] for r in rows)
+             if ("saturate-pbt", sd) in by and ("ray-pbt", sd) in by]
+    if pairs:
+        diff = [f(a, "best_accuracy") - f(b, "best_accuracy") for a, b in pairs]
+        ratio = [f(b, "wall_seconds") / f(a, "wall_seconds") for a, b in pairs]
+        paired = sum(1 for _, b in pairs if b.get("paired") == "1")
+        print(f"seed by seed ({len(pairs)} seeds, {paired} from the same population): wall "
+              f"ratio median {statistics.median(ratio):.2f}x ({min(ratio):.2f}-{max(ratio):.2f}); "
+              f"best accuracy saturate - ray median {statistics.median(diff):+.4f} "
+              f"({min(diff):+.4f} to {max(diff):+.4f}), saturate ahead in "
+              f"{sum(d > 0 for d in diff)}, tied in {sum(d == 0 for d in diff)}")
 PY
 }
 
@@ -135,7 +150,7 @@ cols = ["date", "arm", "seed", "short", "width", "wall_seconds", "run_seconds",
         "best_accuracy", "best_final_accuracy", "member_epochs", "exploits",
         "exploit_copy_ms", "exploit_study_ms", "trials", "pruned", "refilled", "saves",
         "restores", "save_ms_median", "restore_ms_median", "save_ms_total",
-        "restore_ms_total", "ray_init_seconds", "errors", "versions", "commit", "machine",
+        "restore_ms_total", "ray_init_seconds", "errors", "paired", "versions", "commit", "machine",
         "load_before", "load_after", "log"]
 res = {}
 for line in open(log, encoding="utf-8", errors="replace"):
@@ -180,6 +195,7 @@ run_arm() { # arm seed log command...
 for seed in $seeds; do
     work="$(mktemp -d)"
     width=16
+    population=()
     for arm in $arms; do
         log="$logs/$arm-$seed.log"
         case "$arm" in
@@ -187,10 +203,13 @@ for seed in $seeds; do
             run_arm "$arm" "$seed" "$log" "$bin/pbt" \
                 --seed "$seed" --storage "$work/pbt.journal"
             width="$(sed -n 's/^RESULT .* width=\([0-9]*\).*/\1/p' "$log")"
+            # Ray's trials start from saturate's initial members (the same population).
+            population=(--population-from "$work/pbt.journal")
             ;;
         ray-pbt)
             run_arm "$arm" "$seed" "$log" "$python" "$root/scripts/python/bench_pbt_ray.py" \
-                --seed "$seed" --width "$width" --cpus "$threads" "${ray_args[@]}"
+                --seed "$seed" --width "$width" --cpus "$threads" "${ray_args[@]}" \
+                "${population[@]}"
             ;;
         saturate-tpe)
             run_arm "$arm" "$seed" "$log" "$bin/fashion_mnist" \

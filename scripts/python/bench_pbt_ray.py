@@ -14,6 +14,12 @@ probability 0.25, factors 1.2 / 0.8, mutations of lr (log-uniform 1e-3..0.3), mo
 clipped into those ranges as saturate does. Ray gets 2 CPUs, each trial 1 CPU and 1 torch
 thread: 2 trials train at a time and the others wait, paused, in their checkpoints.
 
+With --population-from JOURNAL the 8 trials start from the hyperparameters of saturate's
+initial members in that journal (examples/pbt.rs's study for the same seed: its trials without
+a PBT parent, in trial order), through Ray's BasicVariantGenerator(points_to_evaluate=...):
+both arms then start from the same population and differ in the weights' initialisation, the
+dropout masks, the order of the training images and the exploit and explore draws.
+
 Checkpoints are what Ray's PBT needs: the class API's save_checkpoint / load_checkpoint write
 and read the model, the optimizer state and the epoch (torch.save / torch.load). Each save and
 restore as Ray calls it (Trainable.save / Trainable.restore: the trainable's own write or read
@@ -21,7 +27,7 @@ plus Ray's copy into or out of its storage directory) is timed and appended to a
 file, summarised in the result.
 
 usage: bench_pbt_ray.py --seed 0 --width 16 [--short] [--epochs 8] [--steps 24] [--trials 8]
-       [--interval 2] [--cpus 2] [--async]
+       [--interval 2] [--cpus 2] [--async] [--population-from pbt.journal]
 Prints `RESULT key=value ...`: the arm's line, which scripts/bench-pbt.sh writes into its CSV. Run through scripts/bench-pbt.sh (target/venv/torch, scripts/setup-ray.sh).
 """
 
@@ -59,6 +65,29 @@ def batches(seed, n_train, batch, start_step, steps):
         order = np.random.default_rng([seed, p]).permutation(n_train)
         out.append(torch.from_numpy(order[i * batch : (i + 1) * batch]))
     return out
+
+
+def initial_population(journal):
+    """The hyperparameters of the initial members of the one study in saturate's journal: its
+    trials without a PBT parent, in trial order."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    storage = JournalStorage(JournalFileBackend(journal))
+    studies = optuna.get_all_study_summaries(storage)
+    if len(studies) != 1:
+        sys.exit(f"{journal}: {len(studies)} studies, expected the one of examples/pbt.rs")
+    study = optuna.load_study(study_name=studies[0].study_name, storage=storage)
+    points = []
+    for trial in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
+        if "saturate:pbt_parent" in trial.system_attrs:
+            continue
+        missing = [k for k in BOUNDS if k not in trial.params]
+        if missing:
+            sys.exit(f"{journal}: trial {trial.number} has no {', '.join(missing)}")
+        points.append({k: float(trial.params[k]) for k in BOUNDS})
+    return points
 
 
 def make_trainable():
@@ -179,6 +208,11 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--async", dest="asynchronous", action="store_true")
+    ap.add_argument(
+        "--population-from",
+        metavar="JOURNAL",
+        help="start from the initial members of saturate's PBT study in this journal",
+    )
     args = ap.parse_args()
     t_process = time.perf_counter()
 
@@ -190,10 +224,14 @@ def main():
     steps = args.steps or steps
     random.seed(args.seed)
     np.random.seed(args.seed)
+    points = initial_population(args.population_from) if args.population_from else None
+    if points is not None and len(points) != trials:
+        sys.exit(f"{args.population_from}: {len(points)} initial members, expected {trials}")
 
     import ray
     from ray import tune
     from ray.tune.schedulers import PopulationBasedTraining
+    from ray.tune.search.basic_variant import BasicVariantGenerator
 
     ray.init(
         num_cpus=args.cpus,
@@ -247,6 +285,7 @@ def main():
         tune_config=tune.TuneConfig(
             scheduler=pbt, metric="accuracy", mode="max", num_samples=trials,
             reuse_actors=True,
+            search_alg=BasicVariantGenerator(points_to_evaluate=points) if points else None,
         ),
         run_config=tune.RunConfig(
             name=f"pbt-seed{args.seed}-{os.getpid()}",
@@ -260,6 +299,18 @@ def main():
     fit_wall = time.perf_counter() - t0
     ray.shutdown()
     process_wall = time.perf_counter() - t_process
+
+    if points is not None:
+        # Every trial's first iteration reports the configuration it started from: the set of
+        # them is saturate's initial population.
+        starts = sorted(
+            tuple(round(float(r.metrics_dataframe[k].iloc[0]), 12) for k in BOUNDS)
+            for r in grid
+            if r.metrics_dataframe is not None and not r.metrics_dataframe.empty
+        )
+        wanted = sorted(tuple(round(p[k], 12) for k in BOUNDS) for p in points)
+        if starts != wanted:
+            sys.exit(f"Ray's trials did not start from the given population: {starts} != {wanted}")
 
     finals, anys = [], []
     for result in grid:
@@ -297,6 +348,7 @@ def main():
         "restore_ms_total": f"{sum(restores):.3f}",
         "errors": errors,
         "synch": int(not args.asynchronous),
+        "paired": int(points is not None),
         "ray": ray.__version__,
         "torch": torch.__version__,
     }

@@ -15,8 +15,9 @@
 //! 2,048 test images; `-- --full` or `SATURATE_FULL=1` for the full 60,000 / 10,000 from
 //! files, see saturate-data; `-- --storage URL` for another storage than
 //! `./fashion_mnist.journal`: a journal file path, `sqlite:///PATH` or `postgresql://...`). `SATURATE_SHORT=1` shrinks everything to a smoke test (512 / 256
-//! images, 6 trials in groups of 3, one epoch of 4 steps). `-- --seed N` sets TPE's seed and
-//! the backend's, which draws the initial weights and the dropout masks (0 by default); `-- --max-trials-per-group N|none` the most trials one group takes (16 by default:
+//! images, 6 trials in groups of 3, one epoch of 4 steps). `-- --seed N` sets TPE's seed, the
+//! backend's, which draws the initial weights and the dropout masks, and the order of the
+//! training images (0 by default); `-- --max-trials-per-group N|none` the most trials one group takes (16 by default:
 //! `TrainerConfig::max_trials_per_group`); `-- --refill-while-promising` also closes a group
 //! once TPE would no longer choose its width (`TrainerConfig::with_refill_while_promising`);
 //! `-- --refill-halving ETA` refills a group only while its width is among the best 1/ETA of
@@ -100,7 +101,7 @@ struct Options {
     storage: String,
     /// `--max-trials-per-group N|none` (`none`: `usize::MAX`).
     per_group: Option<usize>,
-    /// `--seed N`: TPE's seed and the backend's.
+    /// `--seed N`: TPE's seed, the backend's and the order of the training images.
     seed: u64,
     /// `--refill-while-promising`: refill a group only while TPE would still choose its width.
     while_promising: bool,
@@ -215,7 +216,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         plan.train_images,
         plan.valid_images,
         plan.batch_size,
-    );
+    )
+    .with_shuffle_seed(seed);
     let steps_per_epoch = plan.steps_per_epoch;
     println!("backend: {}", common::backend::name());
     println!(

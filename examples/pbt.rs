@@ -6,7 +6,9 @@
 //! the hyperparameter schedule (lineage) of the best final member.
 //!
 //! Run: `cargo run --release --example pbt` (the shipped subset; `-- --storage URL` for
-//! another storage than `./pbt.journal`; `-- --seed N`). `SATURATE_SHORT=1` shrinks it to a
+//! another storage than `./pbt.journal`; `-- --seed N`; `-- --interval N` for an exploit step
+//! every N epochs instead of 2, where an N above the 8 epochs trains the initial population
+//! without any exploit). `SATURATE_SHORT=1` shrinks it to a
 //! smoke test (a group of 4, 4 epochs of 4 steps on 512 images). The study is a new one
 //! each run (`pbt-<seed>` with a number appended when taken): a PBT population lives in one
 //! run. `saturate lineage --storage pbt.journal --study-name NAME --trial-number N` prints any
@@ -31,7 +33,7 @@ use saturate::train::pbt::{lineage, PbtConfig};
 fn main() -> Result<(), Box<dyn Error>> {
     saturate::malloc::tune();
     let short = std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1");
-    let (mut storage, mut seed) = (String::from("pbt.journal"), 0u64);
+    let (mut storage, mut seed, mut interval) = (String::from("pbt.journal"), 0u64, 2usize);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -40,13 +42,21 @@ fn main() -> Result<(), Box<dyn Error>> {
                 let n = args.next().ok_or("--seed needs a number")?;
                 seed = n.parse().map_err(|e| format!("--seed {n}: {e}"))?;
             }
+            "--interval" => {
+                let n = args.next().ok_or("--interval needs a number of epochs")?;
+                interval = n.parse().map_err(|e| format!("--interval {n}: {e}"))?;
+            }
             other => {
-                return Err(format!("unknown argument `{other}` (--storage URL, --seed N)").into())
+                return Err(format!(
+                    "unknown argument `{other}` (--storage URL, --seed N, --interval EPOCHS)"
+                )
+                .into())
             }
         }
     }
     // The same seed, the same run: the weights' initialisation and the dropout masks come
-    // from the backend's generator (the PBT draws and the sampler take the seed below).
+    // from the backend's generator, the order of the training images from the task's shuffle
+    // seed (the PBT draws and the sampler take the seed below).
     {
         use burn::tensor::backend::Backend;
         common::backend::Inner::seed(&Default::default(), seed);
@@ -63,7 +73,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         train_images,
         valid_images,
         64,
-    );
+    )
+    .with_shuffle_seed(seed);
     println!("backend: {}", common::backend::name());
 
     // ANCHOR: pbt
@@ -73,7 +84,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             low, high, log, None,
         )?))
     };
-    let pbt = PbtConfig::new(2)
+    let pbt = PbtConfig::new(interval)
         .with_mutation("lr", float(1e-3, 0.3, true)?)
         .with_mutation("momentum", float(0.0, 0.95, false)?)
         .with_mutation("weight_decay", float(1e-6, 1e-2, true)?)
@@ -117,12 +128,17 @@ fn main() -> Result<(), Box<dyn Error>> {
         occupancy.exploit_copy_time.as_secs_f64() * 1e3,
         occupancy.exploit_study_time.as_secs_f64() * 1e3
     );
-    // The best member at the last epoch, and the schedule that produced it.
-    let last = study
+    // The members at the last epoch, the best of them, and the schedule that produced it.
+    let finals: Vec<_> = study
         .trials(None)?
         .into_iter()
         .filter(|t| t.last_step().is_some_and(|(step, _)| step == epochs as i64))
-        .max_by(|a, b| a.values.as_ref().unwrap()[0].total_cmp(&b.values.as_ref().unwrap()[0]))
+        .collect();
+    let final_value = |t: &saturate::study::FrozenTrial| t.values.as_ref().unwrap()[0];
+    let mean_final = finals.iter().map(|t| final_value(t)).sum::<f64>() / finals.len() as f64;
+    let last = finals
+        .iter()
+        .max_by(|a, b| final_value(a).total_cmp(&final_value(b)))
         .ok_or("no member reached the last epoch")?;
     println!(
         "best final member: trial {} (accuracy {:.4}); its schedule:",
@@ -155,11 +171,13 @@ fn main() -> Result<(), Box<dyn Error>> {
         .unwrap_or(f64::NAN);
     println!(
         "RESULT arm=saturate-pbt seed={seed} width={width} wall_seconds={:.3} \
-         best_accuracy={:.6} best_final_accuracy={:.6} member_epochs={:.2} exploits={} \
+         best_accuracy={:.6} best_final_accuracy={:.6} mean_final_accuracy={:.6} \
+         member_epochs={:.2} exploits={} \
          exploit_copy_ms={:.3} exploit_study_ms={:.3}",
         summary.elapsed.as_secs_f64(),
         fashion_task::best_evaluation(&study.trials(None)?),
         last.values.as_ref().unwrap()[0],
+        mean_final,
         occupancy.member_steps as f64 / steps as f64,
         occupancy.exploits,
         occupancy.exploit_copy_time.as_secs_f64() * 1e3,

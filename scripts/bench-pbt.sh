@@ -21,6 +21,8 @@
 # env:   PYTHON (target/venv/torch/bin/python), SEEDS ("0 1 2 3 4"),
 #        SHORT=1 (a smoke test: tiny runs of every arm),
 #        ARMS ("saturate-pbt ray-pbt saturate-tpe"), THREADS (2), CSV (the output path),
+#        INTERVAL (2: the PBT arms' perturbation interval in epochs; above 8, no exploit at
+#        all, so the two PBT arms train the same initial population of 8 without PBT),
 #        SUMMARY_ONLY=CSV (print the tables of an earlier run's CSV and exit)
 set -euo pipefail
 
@@ -69,9 +71,10 @@ for arm in dict.fromkeys(r["arm"] for r in rows):
     w = s(f(r, "wall_seconds") for r in rs)
     run = s(f(r, "run_seconds") for r in rs)
     if arm == "saturate-pbt":
-        copy = s(f(r, "exploit_copy_ms") / f(r, "exploits") for r in rs)
-        study = s(f(r, "exploit_study_ms") / f(r, "exploits") for r in rs)
-        ex = f"{copy[0]:.2f} ms copying + {study[0]:.1f} ms study writes"
+        ex_rows = [r for r in rs if f(r, "exploits") > 0]
+        copy = s(f(r, "exploit_copy_ms") / f(r, "exploits") for r in ex_rows)
+        study = s(f(r, "exploit_study_ms") / f(r, "exploits") for r in ex_rows)
+        ex = f"{copy[0]:.2f} ms copying + {study[0]:.1f} ms study writes" if ex_rows else "none"
     elif arm == "ray-pbt":
         sv = s(f(r, "save_ms_median") for r in rs)
         rt = s(f(r, "restore_ms_median") for r in rs)
@@ -93,6 +96,8 @@ if "saturate-pbt" in med and "ray-pbt" in med:
              if ("saturate-pbt", sd) in by and ("ray-pbt", sd) in by]
     if pairs:
         diff = [f(a, "best_accuracy") - f(b, "best_accuracy") for a, b in pairs]
+        mean_diff = [f(a, "mean_final_accuracy") - f(b, "mean_final_accuracy") for a, b in pairs]
+        mean_diff = [d for d in mean_diff if d == d]
         ratio = [f(b, "wall_seconds") / f(a, "wall_seconds") for a, b in pairs]
         paired = sum(1 for _, b in pairs if b.get("paired") == "1")
         print(f"seed by seed ({len(pairs)} seeds, {paired} from the same population): wall "
@@ -100,6 +105,11 @@ if "saturate-pbt" in med and "ray-pbt" in med:
               f"best accuracy saturate - ray median {statistics.median(diff):+.4f} "
               f"({min(diff):+.4f} to {max(diff):+.4f}), saturate ahead in "
               f"{sum(d > 0 for d in diff)}, tied in {sum(d == 0 for d in diff)}")
+        if mean_diff:
+            print(f"mean accuracy of the members at the last epoch, saturate - ray: median "
+                  f"{statistics.median(mean_diff):+.4f} ({min(mean_diff):+.4f} to "
+                  f"{max(mean_diff):+.4f}), saturate ahead in {sum(d > 0 for d in mean_diff)} "
+                  f"of {len(mean_diff)} seeds")
 PY
 }
 
@@ -111,6 +121,7 @@ fi
 seeds="${SEEDS:-0 1 2 3 4}"
 arms="${ARMS:-saturate-pbt ray-pbt saturate-tpe}"
 threads="${THREADS:-2}"
+interval="${INTERVAL:-2}"
 short="${SHORT:-0}"
 stamp="$(date -u +%Y-%m-%dT%H%M%SZ)"
 csv="${CSV:-$target/bench/pbt-$stamp.csv}"
@@ -143,11 +154,11 @@ export RAYON_NUM_THREADS="$threads"
 
 # One arm's output -> one CSV row (the arm's RESULT line plus the harness's columns).
 row() { # arm seed log wall load_before load_after
-    "$python" - "$csv" "$@" "$commit" "$machine" "$short" <<'PY'
+    "$python" - "$csv" "$@" "$commit" "$machine" "$short" "$interval" <<'PY'
 import csv, os, sys
-path, arm, seed, log, wall, lb, la, commit, machine, short = sys.argv[1:]
-cols = ["date", "arm", "seed", "short", "width", "wall_seconds", "run_seconds",
-        "best_accuracy", "best_final_accuracy", "member_epochs", "exploits",
+path, arm, seed, log, wall, lb, la, commit, machine, short, interval = sys.argv[1:]
+cols = ["date", "arm", "seed", "short", "interval", "width", "wall_seconds", "run_seconds",
+        "best_accuracy", "best_final_accuracy", "mean_final_accuracy", "member_epochs", "exploits",
         "exploit_copy_ms", "exploit_study_ms", "trials", "pruned", "refilled", "saves",
         "restores", "save_ms_median", "restore_ms_median", "save_ms_total",
         "restore_ms_total", "ray_init_seconds", "errors", "paired", "versions", "commit", "machine",
@@ -163,6 +174,7 @@ out = {c: "" for c in cols}
 out.update({k: v for k, v in res.items() if k in cols})
 out.update(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            arm=arm, seed=seed, short=short, wall_seconds=wall,
+           interval=interval if arm != "saturate-tpe" else "",
            run_seconds=res.get("fit_seconds", res.get("wall_seconds", "")),
            commit=commit, machine=machine, load_before=lb, load_after=la,
            log=os.path.relpath(log))
@@ -201,14 +213,15 @@ for seed in $seeds; do
         case "$arm" in
         saturate-pbt)
             run_arm "$arm" "$seed" "$log" "$bin/pbt" \
-                --seed "$seed" --storage "$work/pbt.journal"
+                --seed "$seed" --storage "$work/pbt.journal" --interval "$interval"
             width="$(sed -n 's/^RESULT .* width=\([0-9]*\).*/\1/p' "$log")"
             # Ray's trials start from saturate's initial members (the same population).
             population=(--population-from "$work/pbt.journal")
             ;;
         ray-pbt)
             run_arm "$arm" "$seed" "$log" "$python" "$root/scripts/python/bench_pbt_ray.py" \
-                --seed "$seed" --width "$width" --cpus "$threads" "${ray_args[@]}" \
+                --seed "$seed" --width "$width" --cpus "$threads" --interval "$interval" \
+                "${ray_args[@]}" \
                 "${population[@]}"
             ;;
         saturate-tpe)

@@ -63,6 +63,8 @@ pub struct FashionTask {
     order: ShuffledDataset<Arc<PartialDataset<ImageDataset, ImageItem>>, ImageItem>,
     cursor: usize,
     passes: u64,
+    /// Seeds the order of every pass (see [`FashionTask::with_shuffle_seed`]).
+    shuffle_seed: u64,
 }
 
 impl FashionTask {
@@ -87,7 +89,22 @@ impl FashionTask {
             batch_size,
             cursor: 0,
             passes: 0,
+            shuffle_seed: 0,
         }
+    }
+
+    /// Draws the order of the training images from `seed` (0 by default): pass p is shuffled
+    /// with the seed `seed * 2^32 + p`, so runs with different seeds read the images in
+    /// different orders, as independent repeats of an experiment should. Every member of a
+    /// group reads the same batches.
+    pub fn with_shuffle_seed(mut self, seed: u64) -> Self {
+        self.shuffle_seed = seed;
+        self.order = ShuffledDataset::new(self.train.clone(), self.pass_seed());
+        self
+    }
+
+    fn pass_seed(&self) -> u64 {
+        (self.shuffle_seed << 32).wrapping_add(self.passes)
     }
 }
 
@@ -158,7 +175,7 @@ impl GroupTask<Inner> for FashionTask {
     ) -> Result<ImageBatch<Train>, ObjectiveError> {
         if self.cursor + self.batch_size > self.order.len() {
             self.passes += 1;
-            self.order = ShuffledDataset::new(self.train.clone(), self.passes);
+            self.order = ShuffledDataset::new(self.train.clone(), self.pass_seed());
             self.cursor = 0;
         }
         let items = (self.cursor..self.cursor + self.batch_size)

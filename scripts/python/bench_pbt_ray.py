@@ -339,6 +339,7 @@ def main():
         "ray_init_seconds": f"{t_ray:.3f}",
         "best_accuracy": f"{max(anys, default=float('nan')):.6f}",
         "best_final_accuracy": f"{max(finals, default=float('nan')):.6f}",
+        "mean_final_accuracy": f"{statistics.mean(finals) if finals else float('nan'):.6f}",
         "member_epochs": trials * epochs,
         "saves": len(saves),
         "restores": len(restores),

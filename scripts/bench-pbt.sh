@@ -47,7 +47,8 @@ print("|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     if r["arm"] == "ray-pbt":
         ex = (f"{r['saves']} saves (median {f(r, 'save_ms_median'):.1f} ms), "
-              f"{r['restores']} restores (median {f(r, 'restore_ms_median'):.1f} ms)")
+              + (f"{r['restores']} restores (median {f(r, 'restore_ms_median'):.1f} ms)"
+                 if r["restores"] not in ("", "0") else "no restore"))
     elif r["arm"] == "saturate-pbt":
         ex = (f"{r['exploits']} exploits: {f(r, 'exploit_copy_ms'):.2f} ms copying, "
               f"{f(r, 'exploit_study_ms'):.1f} ms study writes")
@@ -78,7 +79,9 @@ for arm in dict.fromkeys(r["arm"] for r in rows):
     elif arm == "ray-pbt":
         sv = s(f(r, "save_ms_median") for r in rs)
         rt = s(f(r, "restore_ms_median") for r in rs)
-        ex = f"{sv[0]:.1f} ms save + {rt[0]:.1f} ms restore = {sv[0] + rt[0]:.1f} ms"
+        # Without exploits (INTERVAL above the epochs) and trials <= CPUs, nothing restores.
+        ex = (f"{sv[0]:.1f} ms save + {rt[0]:.1f} ms restore = {sv[0] + rt[0]:.1f} ms"
+              if rt[0] == rt[0] else f"{sv[0]:.1f} ms save, no restore")
     else:
         ex = "-"
     med[arm] = (w[0], run[0])

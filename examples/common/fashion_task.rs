@@ -94,9 +94,10 @@ impl FashionTask {
     }
 
     /// Draws the order of the training images from `seed` (0 by default): pass p is shuffled
-    /// with the seed `seed * 2^32 + p`, so runs with different seeds read the images in
-    /// different orders, as independent repeats of an experiment should. Every member of a
-    /// group reads the same batches.
+    /// with the seed `seed * 2^32 + p` (modulo 2^64, so only the low 32 bits of `seed` count:
+    /// seeds that differ by a multiple of 2^32 read the same order), and runs with different
+    /// seeds read the images in different orders, as independent repeats of an experiment
+    /// should. Every member of a group reads the same batches.
     pub fn with_shuffle_seed(mut self, seed: u64) -> Self {
         self.shuffle_seed = seed;
         self.order = ShuffledDataset::new(self.train.clone(), self.pass_seed());

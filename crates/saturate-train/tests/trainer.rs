@@ -101,10 +101,16 @@ fn data() -> (Vec<f32>, Vec<f32>) {
 /// The member's final parameters, keyed by its seed.
 type Finals = Rc<RefCell<BTreeMap<u64, Vec<Vec<f32>>>>>;
 
+/// A member's parameters at its latest evaluation, keyed by its configuration (seed, learning
+/// rate and momentum bits): population-based training gives a copy its donor's seed and new
+/// values of the other two.
+type History = Rc<RefCell<BTreeMap<(u64, u64, u64), Vec<Vec<f32>>>>>;
+
 struct Regression {
     x: Vec<f32>,
     y: Vec<f32>,
     finals: Finals,
+    history: History,
     batches: usize,
     /// The member given an absurd learning rate (its loss diverges), in the first group
     /// whose members are suggested after `diverge_after` earlier suggestions.
@@ -235,11 +241,14 @@ impl GroupTask<I> for Regression {
             member_data(model.out.weight.val()),
             member_data(model.out.bias.as_ref().unwrap().val().unsqueeze::<2>()),
         ];
+        let (lr, momentum) = (hyper.get("lr"), hyper.get("momentum"));
         for (k, seed) in hyper.get("seed").iter().enumerate() {
             let member: Vec<Vec<f32>> = params
                 .iter()
                 .map(|p| p[k].to_vec::<f32>().unwrap())
                 .collect();
+            let key = (*seed as u64, lr[k].to_bits(), momentum[k].to_bits());
+            self.history.borrow_mut().insert(key, member.clone());
             self.finals.borrow_mut().insert(*seed as u64, member);
         }
         Ok(Members::from(member_values(loss)?))
@@ -249,6 +258,14 @@ impl GroupTask<I> for Regression {
 
 /// The same configuration trained alone with plain Burn (NdArray, burn-optim SGD).
 fn train_alone(width: usize, seed: u64, lr: f64, momentum: f64, steps: usize) -> Vec<Vec<f32>> {
+    train_schedule(width, seed, &[(lr, momentum, steps)])
+}
+
+/// A member with seed `seed` trained alone with plain Burn through a schedule of
+/// `(learning rate, momentum, steps)` segments: one model, and the optimizer's velocity
+/// carried from segment to segment (a new burn-optim SGD with the segment's momentum loads the
+/// previous one's record).
+fn train_schedule(width: usize, seed: u64, schedule: &[(f64, f64, usize)]) -> Vec<Vec<f32>> {
     type A = Autodiff<NdArray<f32>>;
     let device = Default::default();
     let init = initial(seed, width);
@@ -268,16 +285,22 @@ fn train_alone(width: usize, seed: u64, lr: f64, momentum: f64, steps: usize) ->
             )
         },
     );
-    let mut optim = BurnSgd::new()
-        .with_momentum(Some(BurnMomentum::new().with_momentum(momentum)))
-        .init::<A, Mlp<A>>();
+    let sgd = |momentum: f64| {
+        BurnSgd::new()
+            .with_momentum(Some(BurnMomentum::new().with_momentum(momentum)))
+            .init::<A, Mlp<A>>()
+    };
+    let mut optim = sgd(schedule[0].1);
     let (x, y) = data();
     let x = Tensor::<A, 2>::from_data(TensorData::new(x, [ROWS, INPUTS]), &device);
     let y = Tensor::<A, 2>::from_data(TensorData::new(y, [ROWS, OUTPUTS]), &device);
-    for _ in 0..steps {
-        let loss = MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean);
-        let grads = GradientsParams::from_grads::<A, _>(loss.backward(), &model);
-        model = optim.step(lr, model, grads);
+    for &(lr, momentum, steps) in schedule {
+        optim = sgd(momentum).load_record(optim.to_record());
+        for _ in 0..steps {
+            let loss = MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean);
+            let grads = GradientsParams::from_grads::<A, _>(loss.backward(), &model);
+            model = optim.step(lr, model, grads);
+        }
     }
     let read = |t: TensorData| t.to_vec::<f32>().unwrap();
     vec![
@@ -332,6 +355,7 @@ fn regression(finals: &Finals) -> Regression {
         x,
         y,
         finals: finals.clone(),
+        history: History::default(),
         batches: 0,
         diverge: None,
         diverge_after: 0,
@@ -932,6 +956,79 @@ fn pbt_replaces_the_worst_member_by_an_explored_copy_of_a_best_one() {
             assert_eq!(pair[0].end_step, Some(pair[1].start_step));
         }
     }
+}
+
+/// Every trial of a PBT run, copies included, ends with exactly the parameters its lineage
+/// gets trained alone with plain Burn: the first generation's initialisation, then each
+/// segment's learning rate and momentum for its epochs, with the optimizer's velocity carried
+/// across segments. So an exploit copies the donor's weights and momentum buffers, and the
+/// explored values (both mutated here) drive the copy's very next step. K = 4, a quantile of
+/// 1/2: two copies after epochs 2 and 4 of 6.
+#[test]
+fn every_pbt_trial_equals_its_lineage_replayed_alone() {
+    use saturate_study::distributions::{Distribution, FloatDistribution};
+    use saturate_train::pbt::{lineage, PARENT_ATTR};
+    let study = random_study(25);
+    let finals = Finals::default();
+    let task = regression(&finals);
+    let history = task.history.clone();
+    let config = pbt_config(4).with_quantile_fraction(0.5).with_mutation(
+        "momentum",
+        Distribution::Float(FloatDistribution::new(0.0, 0.9, false, None).unwrap()),
+    );
+    let steps_per_epoch = 2;
+    let mut trainer = TrainerConfig::new(steps_per_epoch, 6)
+        .with_pbt(config)
+        .init(task)
+        .unwrap();
+    let summary =
+        run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
+    assert!(
+        summary.group_errors.is_empty(),
+        "{:?}",
+        summary.group_errors
+    );
+    assert_eq!(trainer.occupancy().exploits, 4);
+    let all = trials(&study);
+    assert_eq!(all.len(), 8, "4 first members and 4 copies");
+    let width = all[0].param("width").unwrap().as_f64().unwrap() as usize;
+    let f = |t: &FrozenTrial, name: &str| t.param(name).unwrap().as_f64().unwrap();
+    let mut momentum_changed = 0;
+    for t in &all {
+        assert_eq!(t.state, TrialState::Complete, "trial {}", t.number);
+        if let Some(parent) = system_i64(t, PARENT_ATTR) {
+            let parent = all.iter().find(|p| p.number == parent as u64).unwrap();
+            momentum_changed += usize::from(f(t, "momentum") != f(parent, "momentum"));
+        }
+        let segments = lineage(&study, t.number).unwrap();
+        let schedule: Vec<(f64, f64, usize)> = segments
+            .iter()
+            .map(|s| {
+                let p = |name: &str| s.params[name].as_f64().unwrap();
+                let epochs = s.end_step.unwrap() - s.start_step;
+                (p("lr"), p("momentum"), epochs as usize * steps_per_epoch)
+            })
+            .collect();
+        let seed = segments[0].params["seed"].as_f64().unwrap() as u64;
+        let want = train_schedule(width, seed, &schedule);
+        let key = (seed, f(t, "lr").to_bits(), f(t, "momentum").to_bits());
+        let got = history.borrow()[&key].clone();
+        for (tensor, (g, w)) in got.iter().zip(&want).enumerate() {
+            for (i, (g, w)) in g.iter().zip(w).enumerate() {
+                assert!(
+                    g == w,
+                    "trial {} ({} segments): parameter {tensor}, element {i}: group {g}, \
+                     lineage alone {w}",
+                    t.number,
+                    segments.len()
+                );
+            }
+        }
+    }
+    assert_eq!(
+        momentum_changed, 4,
+        "every copy trains with an explored momentum"
+    );
 }
 
 /// A member whose loss diverges fails its trial and leaves at that step, as without PBT; at

@@ -324,14 +324,20 @@ fn assert_complete_trials_equal_themselves_trained_alone(
         let seed = p("seed") as u64;
         let want = train_alone(width, seed, p("lr"), p("momentum"), steps);
         let got = finals.borrow()[&seed].clone();
-        for (tensor, (g, w)) in got.iter().zip(&want).enumerate() {
-            for (i, (g, w)) in g.iter().zip(w).enumerate() {
-                assert!(
-                    g == w,
-                    "trial {}: parameter {tensor}, element {i}: group {g}, alone {w}",
-                    t.number
-                );
-            }
+        assert_params_equal(&got, &want, &format!("trial {}", t.number));
+    }
+}
+
+/// Equal floats, parameter by parameter: `got` from the group, `want` trained alone.
+fn assert_params_equal(got: &[Vec<f32>], want: &[Vec<f32>], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: parameter count");
+    for (tensor, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.len(), w.len(), "{what}: parameter {tensor}'s length");
+        for (i, (g, w)) in g.iter().zip(w).enumerate() {
+            assert!(
+                g == w,
+                "{what}: parameter {tensor}, element {i}: group {g}, alone {w}"
+            );
         }
     }
 }
@@ -860,6 +866,29 @@ fn system_i64(t: &FrozenTrial, key: &str) -> Option<i64> {
     t.system_attrs.get(key).and_then(|v| v.as_i64())
 }
 
+/// Trains one PBT group of 4 (the run's 4 first trials) for `epochs` epochs of `steps` steps
+/// on `task`; the group must not fail.
+fn run_pbt(
+    study: &DefaultStudy,
+    task: Regression,
+    config: saturate_train::PbtConfig,
+    steps: usize,
+    epochs: usize,
+) -> saturate_train::GroupTrainer<Regression> {
+    let mut trainer = TrainerConfig::new(steps, epochs)
+        .with_pbt(config)
+        .init(task)
+        .unwrap();
+    let summary =
+        run_trainer::<I, _, _>(study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
+    assert!(
+        summary.group_errors.is_empty(),
+        "{:?}",
+        summary.group_errors
+    );
+    trainer
+}
+
 /// K = 4, 6 epochs of 2 steps, an exploit step after epochs 2 and 4 with a quantile of 1/4:
 /// each time the worst member's trial ends COMPLETE with its last value and a new trial
 /// continues from a copy of a best member, with that member's parameters and an explored
@@ -873,17 +902,7 @@ fn pbt_replaces_the_worst_member_by_an_explored_copy_of_a_best_one() {
         .init()
         .unwrap();
     let finals = Finals::default();
-    let mut trainer = TrainerConfig::new(2, 6)
-        .with_pbt(pbt_config(0))
-        .init(regression(&finals))
-        .unwrap();
-    let summary =
-        run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
-    assert!(
-        summary.group_errors.is_empty(),
-        "{:?}",
-        summary.group_errors
-    );
+    let trainer = run_pbt(&study, regression(&finals), pbt_config(0), 2, 6);
     assert_eq!(trainer.occupancy().exploits, 2);
     let all = trials(&study);
     assert_eq!(all.len(), 6, "4 first members and 2 copies");
@@ -977,17 +996,7 @@ fn every_pbt_trial_equals_its_lineage_replayed_alone() {
         Distribution::Float(FloatDistribution::new(0.0, 0.9, false, None).unwrap()),
     );
     let steps_per_epoch = 2;
-    let mut trainer = TrainerConfig::new(steps_per_epoch, 6)
-        .with_pbt(config)
-        .init(task)
-        .unwrap();
-    let summary =
-        run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
-    assert!(
-        summary.group_errors.is_empty(),
-        "{:?}",
-        summary.group_errors
-    );
+    let trainer = run_pbt(&study, task, config, steps_per_epoch, 6);
     assert_eq!(trainer.occupancy().exploits, 4);
     let all = trials(&study);
     assert_eq!(all.len(), 8, "4 first members and 4 copies");
@@ -1013,17 +1022,8 @@ fn every_pbt_trial_equals_its_lineage_replayed_alone() {
         let want = train_schedule(width, seed, &schedule);
         let key = (seed, f(t, "lr").to_bits(), f(t, "momentum").to_bits());
         let got = history.borrow()[&key].clone();
-        for (tensor, (g, w)) in got.iter().zip(&want).enumerate() {
-            for (i, (g, w)) in g.iter().zip(w).enumerate() {
-                assert!(
-                    g == w,
-                    "trial {} ({} segments): parameter {tensor}, element {i}: group {g}, \
-                     lineage alone {w}",
-                    t.number,
-                    segments.len()
-                );
-            }
-        }
+        let what = format!("trial {} ({} segments)", t.number, segments.len());
+        assert_params_equal(&got, &want, &what);
     }
     assert_eq!(
         momentum_changed, 4,
@@ -1044,17 +1044,7 @@ fn pbt_fills_a_failed_members_slot_with_a_copy() {
     let finals = Finals::default();
     let mut task = regression(&finals);
     task.diverge = Some(1);
-    let mut trainer = TrainerConfig::new(2, 3)
-        .with_pbt(pbt_config(1))
-        .init(task)
-        .unwrap();
-    let summary =
-        run_trainer::<I, _, _>(&study, &quiet(4, 4), &mut trainer, &Default::default()).unwrap();
-    assert!(
-        summary.group_errors.is_empty(),
-        "{:?}",
-        summary.group_errors
-    );
+    run_pbt(&study, task, pbt_config(1), 2, 3);
     let all = trials(&study);
     assert_eq!(
         all.iter().filter(|t| t.state == TrialState::Fail).count(),

@@ -234,6 +234,9 @@ for seed in $seeds; do
         *) echo "error: unknown arm $arm" >&2; exit 1 ;;
         esac
     done
+    # saturate's journal stays beside its log (scripts/python/pbt_pairs.py pairs its members
+    # with Ray's trials of the same configuration).
+    [ -f "$work/pbt.journal" ] && cp "$work/pbt.journal" "$logs/saturate-pbt-$seed.journal"
     rm -rf "$work"
 done
 rm -rf "$bin"

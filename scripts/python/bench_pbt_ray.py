@@ -278,6 +278,7 @@ def main():
         "n_valid": n_valid,
         "events": events,
     }
+    run_name = f"pbt-seed{args.seed}-{os.getpid()}"
     trainable = tune.with_resources(make_trainable(), {"cpu": 1})
     tuner = tune.Tuner(
         trainable,
@@ -288,7 +289,7 @@ def main():
             search_alg=BasicVariantGenerator(points_to_evaluate=points) if points else None,
         ),
         run_config=tune.RunConfig(
-            name=f"pbt-seed{args.seed}-{os.getpid()}",
+            name=run_name,
             storage_path=storage,
             stop={"training_iteration": epochs},
             verbose=0,
@@ -350,6 +351,8 @@ def main():
         "errors": errors,
         "synch": int(not args.asynchronous),
         "paired": int(points is not None),
+        # Every trial's config and per-epoch accuracy (scripts/python/pbt_pairs.py reads them).
+        "run_dir": os.path.relpath(os.path.join(storage, run_name), ROOT),
         "ray": ray.__version__,
         "torch": torch.__version__,
     }

@@ -67,8 +67,8 @@ def batches(seed, n_train, batch, start_step, steps):
     return out
 
 
-def initial_population(journal):
-    """The hyperparameters of the initial members of the one study in saturate's journal: its
+def initial_trials(journal):
+    """The initial members of the one study in saturate's journal (examples/pbt.rs): its
     trials without a PBT parent, in trial order."""
     import optuna
     from optuna.storages import JournalStorage
@@ -79,10 +79,14 @@ def initial_population(journal):
     if len(studies) != 1:
         sys.exit(f"{journal}: {len(studies)} studies, expected the one of examples/pbt.rs")
     study = optuna.load_study(study_name=studies[0].study_name, storage=storage)
+    trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
+    return [t for t in trials if "saturate:pbt_parent" not in t.system_attrs]
+
+
+def initial_population(journal):
+    """The hyperparameters of the initial members of saturate's study in `journal`."""
     points = []
-    for trial in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
-        if "saturate:pbt_parent" in trial.system_attrs:
-            continue
+    for trial in initial_trials(journal):
         missing = [k for k in BOUNDS if k not in trial.params]
         if missing:
             sys.exit(f"{journal}: trial {trial.number} has no {', '.join(missing)}")

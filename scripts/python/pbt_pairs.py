@@ -26,6 +26,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_pbt_ray import initial_trials  # noqa: E402
 from study_reference import ROOT  # noqa: E402
 
 KEYS = ("lr", "momentum", "weight_decay", "dropout")
@@ -36,21 +37,12 @@ def key(params):
 
 
 def saturate_members(journal):
-    """Final value of every initial member (no PBT parent), by configuration."""
-    import optuna
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
-
-    optuna.logging.set_verbosity(optuna.logging.ERROR)
-    storage = JournalStorage(JournalFileBackend(journal))
-    (summary,) = optuna.get_all_study_summaries(storage)
-    study = optuna.load_study(study_name=summary.study_name, storage=storage)
-    out = {}
-    for t in study.get_trials(deepcopy=False):
-        if "saturate:pbt_parent" in t.system_attrs or t.value is None:
-            continue
-        out[key(t.params)] = (int(t.params["width"]), t.value)
-    return out
+    """Width and final value of every initial member with a value, by configuration."""
+    return {
+        key(t.params): (int(t.params["width"]), t.value)
+        for t in initial_trials(journal)
+        if t.value is not None
+    }
 
 
 def ray_trials(run_dir):

@@ -8,7 +8,9 @@
 //! Run: `cargo run --release --example pbt` (the shipped subset; `-- --storage URL` for
 //! another storage than `./pbt.journal`; `-- --seed N`; `-- --interval N` for an exploit step
 //! every N epochs instead of 2, where an N above the 8 epochs trains the initial population
-//! without any exploit). `SATURATE_SHORT=1` shrinks it to a
+//! without any exploit; `-- --member width=12,lr=0.1,momentum=0.6,weight_decay=1e-4,dropout=0.3`,
+//! repeatable, for a member that starts from these values instead of sampled ones, a name
+//! left out being sampled). `SATURATE_SHORT=1` shrinks it to a
 //! smoke test (a group of 4, 4 epochs of 4 steps on 512 images). The study is a new one
 //! each run (`pbt-<seed>` with a number appended when taken): a PBT population lives in one
 //! run. `saturate lineage --storage pbt.journal --study-name NAME --trial-number N` prints any
@@ -28,12 +30,14 @@ use fashion_task::FashionTask;
 use saturate::data::FashionMnist;
 use saturate::prelude::*;
 use saturate::study::distributions::{Distribution, FloatDistribution};
+use saturate::study::study::FixedParams;
 use saturate::train::pbt::{lineage, PbtConfig};
 
 fn main() -> Result<(), Box<dyn Error>> {
     saturate::malloc::tune();
     let short = std::env::var_os("SATURATE_SHORT").is_some_and(|v| v == "1");
     let (mut storage, mut seed, mut interval) = (String::from("pbt.journal"), 0u64, 2usize);
+    let mut members: Vec<FixedParams> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -46,9 +50,14 @@ fn main() -> Result<(), Box<dyn Error>> {
                 let n = args.next().ok_or("--interval needs a number of epochs")?;
                 interval = n.parse().map_err(|e| format!("--interval {n}: {e}"))?;
             }
+            "--member" => {
+                let spec = args.next().ok_or("--member needs name=value,...")?;
+                members.push(member_values(&spec)?);
+            }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}` (--storage URL, --seed N, --interval EPOCHS)"
+                    "unknown argument `{other}` (--storage URL, --seed N, --interval EPOCHS, \
+                     --member name=value,...)"
                 )
                 .into())
             }
@@ -109,6 +118,11 @@ fn main() -> Result<(), Box<dyn Error>> {
         .with_sampler(RandomSamplerConfig::new().with_seed(seed).init())
         .with_storage(storage)
         .init()?;
+    // Enqueued trials: the group's first members start from them (the width, shared, from
+    // the first one that names it).
+    for fixed in members {
+        study.enqueue(fixed)?;
+    }
     let mut trainer = TrainerConfig::new(steps, epochs).with_pbt(pbt).init(task)?;
     let config = RunConfig::new().with_group_size(k).with_n_trials(k);
     let summary = run_trainer(&study, &config, &mut trainer, &Default::default())?;
@@ -184,4 +198,33 @@ fn main() -> Result<(), Box<dyn Error>> {
         occupancy.exploit_study_time.as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// `width=12,lr=0.1,...`: the values one `--member` pins (the width an integer, the others
+/// floats).
+fn member_values(spec: &str) -> Result<FixedParams, Box<dyn Error>> {
+    const NAMES: [&str; 5] = ["width", "lr", "momentum", "weight_decay", "dropout"];
+    let mut fixed = FixedParams::new();
+    for pair in spec.split(',') {
+        let (name, value) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--member {spec}: `{pair}` is not name=value"))?;
+        let value = match name {
+            "width" => ParamValue::from(
+                value
+                    .parse::<i64>()
+                    .map_err(|e| format!("--member {spec}: width {value}: {e}"))?,
+            ),
+            _ if NAMES.contains(&name) => ParamValue::from(
+                value
+                    .parse::<f64>()
+                    .map_err(|e| format!("--member {spec}: {name} {value}: {e}"))?,
+            ),
+            _ => {
+                return Err(format!("--member {spec}: unknown `{name}` (one of {NAMES:?})").into())
+            }
+        };
+        fixed.insert(name.to_string(), value);
+    }
+    Ok(fixed)
 }

@@ -369,8 +369,18 @@ fn pbt_trains_one_population_and_prints_a_lineage() {
         assert_eq!((n, complete), (5, 5), "Python Optuna {version}");
         assert_eq!(best, study.best_value().ok(), "Python Optuna {version}");
     }
-    // A second run starts a new study in the same journal.
-    run_example("pbt", &["--storage", "pbt.journal"], &[], dir.path());
+    // A second run starts a new study in the same journal, its first two members from the
+    // values `--member` pins, the others sampled.
+    let pinned = "width=8,lr=0.05,momentum=0.5,weight_decay=0.0001,dropout=0.2";
+    let args = [
+        "--storage",
+        "pbt.journal",
+        "--member",
+        pinned,
+        "--member",
+        pinned,
+    ];
+    run_example("pbt", &args, &[], dir.path());
     let storage = JournalStorage::open(&journal).unwrap();
     let names: Vec<String> = saturate::study::storage::Storage::get_all_studies(&storage)
         .unwrap()
@@ -378,4 +388,27 @@ fn pbt_trains_one_population_and_prints_a_lineage() {
         .map(|(_, n)| n)
         .collect();
     assert_eq!(names, vec!["pbt-0".to_string(), "pbt-0-2".to_string()]);
+    let second = StudyConfig::new()
+        .with_name("pbt-0-2")
+        .with_storage(Arc::new(storage))
+        .load()
+        .unwrap();
+    let trials = second.trials(None).unwrap();
+    let value = |t: &FrozenTrial, name: &str| t.param(name).and_then(|v| v.as_f64()).unwrap();
+    for t in &trials[..2] {
+        let values = ["width", "lr", "momentum", "weight_decay", "dropout"].map(|n| value(t, n));
+        assert_eq!(values, [8.0, 0.05, 0.5, 0.0001, 0.2], "trial {}", t.number);
+    }
+    // Trials 2 and 3 are the sampled members (the copy at the exploit is trial 4).
+    assert!(trials[2..4].iter().all(|t| value(t, "lr") != 0.05));
+    // A spec it cannot read is an error that names it.
+    let bad = std::process::Command::new(crate::support::example("pbt"))
+        .args(["--storage", "pbt.journal", "--member", "lr=fast"])
+        .env("SATURATE_SHORT", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("--member lr=fast: lr fast"), "{stderr}");
 }

@@ -148,23 +148,34 @@ def main():
         w.writeheader()
         w.writerows(rows)
 
-    print("\n| config | width | lr | momentum | weight decay | dropout | saturate | torch "
-          "| diff | SE |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    diffs = []
+    # A seed's repeats share the data order: the standard error is over the per-seed
+    # differences of the two frameworks' means.
+    def seed_diff(ci, seed):
+        means = [statistics.mean(r[f"epoch{EPOCHS}"] for r in rows
+                                 if r["config"] == ci and r["seed"] == seed and r["arm"] == a)
+                 for a in ("saturate", "torch")]
+        return means[0] - means[1]
+
+    def se(values):
+        return statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else float("nan")
+
+    print("\n| config | width | lr | momentum | weight decay | dropout | seeds | saturate | torch "
+          "| diff | SE (over seeds) | saturate ahead (seeds) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    pairs = []
     for ci, config in enumerate(configs):
-        last = {a: [r[f"epoch{EPOCHS}"] for r in rows if r["config"] == ci and r["arm"] == a]
-                for a in ("saturate", "torch")}
-        m = {a: statistics.mean(v) for a, v in last.items()}
-        se = (sum(statistics.variance(v) / len(v) for v in last.values())) ** 0.5
-        diffs.append(m["saturate"] - m["torch"])
+        m = {a: statistics.mean(r[f"epoch{EPOCHS}"] for r in rows
+                                if r["config"] == ci and r["arm"] == a)
+             for a in ("saturate", "torch")}
+        d = [seed_diff(ci, seed) for seed in args.seeds]
+        pairs += d
         print(f"| {ci} | {config['width']} | {config['lr']:.4f} | {config['momentum']:.3f} "
-              f"| {config['weight_decay']:.2e} | {config['dropout']:.3f} | {m['saturate']:.4f} "
-              f"| {m['torch']:.4f} | {diffs[-1]:+.4f} | {se:.4f} |")
-    if len(diffs) > 1:
-        print(f"\nmean difference over configurations {statistics.mean(diffs):+.4f} "
-              f"(SE {statistics.stdev(diffs) / len(diffs) ** 0.5:.4f}); "
-              f"saturate ahead in {sum(d > 0 for d in diffs)} of {len(diffs)}")
+              f"| {config['weight_decay']:.2e} | {config['dropout']:.3f} | {len(d)} "
+              f"| {m['saturate']:.4f} | {m['torch']:.4f} | {statistics.mean(d):+.4f} "
+              f"| {se(d):.4f} | {sum(x > 0 for x in d)} of {len(d)} |")
+    if len(pairs) > 1:
+        print(f"\nall seed pairs: {statistics.mean(pairs):+.4f} (SE {se(pairs):.4f}); "
+              f"saturate ahead in {sum(x > 0 for x in pairs)} of {len(pairs)}")
     for e in range(1, EPOCHS + 1):
         m = {a: statistics.mean(r[f"epoch{e}"] for r in rows if r["arm"] == a)
              for a in ("saturate", "torch")}
